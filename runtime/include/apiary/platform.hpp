@@ -1,0 +1,68 @@
+// Portability layer: lets the concurrent structures compile as plain C++ (host tests, TSan)
+// and as CUDA device code from the same source.
+#pragma once
+
+#include <cuda/atomic>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define APIARY_HD __host__ __device__
+#define APIARY_DEVICE __device__
+#else
+#define APIARY_HD
+#define APIARY_DEVICE
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define APIARY_DEVICE_CODE 1
+#else
+#define APIARY_DEVICE_CODE 0
+#endif
+
+#if !APIARY_DEVICE_CODE
+#include <thread>
+#endif
+
+namespace apiary {
+
+// Every shared word lives in device (or, for CPU tests, ordinary) memory and is accessed
+// through atomic_ref with device scope; host tests exercise the same code on CPU threads.
+template <class T>
+using DeviceAtomic = cuda::atomic_ref<T, cuda::thread_scope_device>;
+
+namespace mo {
+inline constexpr auto relaxed = cuda::std::memory_order_relaxed;
+inline constexpr auto acquire = cuda::std::memory_order_acquire;
+inline constexpr auto release = cuda::std::memory_order_release;
+inline constexpr auto acq_rel = cuda::std::memory_order_acq_rel;
+}  // namespace mo
+
+template <class T>
+APIARY_HD inline T load_acquire(T& word) { return DeviceAtomic<T>(word).load(mo::acquire); }
+template <class T>
+APIARY_HD inline T load_relaxed(T& word) { return DeviceAtomic<T>(word).load(mo::relaxed); }
+template <class T>
+APIARY_HD inline void store_release(T& word, T value) { DeviceAtomic<T>(word).store(value, mo::release); }
+template <class T>
+APIARY_HD inline void store_relaxed(T& word, T value) { DeviceAtomic<T>(word).store(value, mo::relaxed); }
+
+// Back-off inside spin loops: short sleeps on the GPU, a yield on CPU threads (so that
+// oversubscribed stress tests make progress).
+APIARY_HD inline void spin_pause() {
+#if APIARY_DEVICE_CODE
+  __nanosleep(32);
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// 64-bit mixing function (splitmix64 finaliser): counter-based randomness and hashing that
+// gives the same value on host and device.
+APIARY_HD constexpr std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace apiary
