@@ -1,0 +1,55 @@
+// Runtime configuration: capacities, watchdog, tracing, scheduler choice. Loaded from JSON
+// (every key optional; unknown keys are errors) or set in code.
+//
+//   {
+//     "scheduler": "megakernel",
+//     "queue_capacity": 1048576,          // default capacity of every queue
+//     "queue_capacities": {"AssembleTable": 4096},   // per task type
+//     "waiting_storage_capacity": 65536,
+//     "dependency_capacity": 65536,       // runtime-owned dependency pool
+//     "watchdog_seconds": 10,
+//     "trace": false, "trace_capacity": 1048576, "trace_event_capacity": 1048576,
+//     "megakernel": {"block_threads": 0, "blocks_per_sm": 0},   // 0 = automatic
+//     "device": 0
+//   }
+#pragma once
+
+#include <apiary/scheduler.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace apiary {
+
+struct MegakernelConfig {
+  std::uint32_t block_threads = 0;   // 0: max(256, largest worker size rounded to 32)
+  std::uint32_t blocks_per_sm = 0;   // 0: as many as fit (occupancy)
+};
+
+struct Config {
+  Scheduler scheduler = Scheduler::megakernel;
+  std::uint64_t queue_capacity = 1u << 20;
+  std::map<std::string, std::uint64_t> queue_capacities;
+  std::uint32_t waiting_storage_capacity = 1u << 16;
+  std::uint32_t dependency_capacity = 1u << 16;
+  double watchdog_seconds = 10.0;
+  bool trace = false;
+  std::uint64_t trace_capacity = 1u << 20;
+  std::uint64_t trace_event_capacity = 1u << 20;
+  MegakernelConfig megakernel;
+  int device = 0;
+
+  // Capacity of the queue of task type `name` and the config key that sets it.
+  std::uint64_t capacity_for(const std::string& name, std::string* key = nullptr) const;
+
+  static Config load(const std::filesystem::path& file);
+  // `source` names the origin in error messages (a file name).
+  static Config from_json(const nlohmann::json& j, const std::string& source = "config");
+  static Config parse(std::string_view text, const std::string& source = "config");
+};
+
+}  // namespace apiary

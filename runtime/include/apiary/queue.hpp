@@ -1,0 +1,175 @@
+// The per-task-type work queue: a bounded MPMC ring of fixed-size work items.
+//
+// Producers reserve tickets with one fetch_add on `tail` per batch, wait until the slot of
+// each ticket is free (its previous lap was consumed), write the items, publish each slot
+// through its sequence number (release) and make the batch claimable with one fetch_add on
+// `available`. Consumers take up to n items with one fetch_sub on `available` (giving back
+// what they over-took) and one fetch_add on `head`, then wait for each claimed ticket to be
+// published (acquire), read it, and free its slot for the next lap. `available` only counts
+// published items, so a consumer never claims a ticket nobody will publish, and a waiting
+// consumer only ever waits for a producer that is already writing.
+//
+// Sequence numbers per slot s = t mod capacity: t (free for ticket t), t + 1 (published
+// ticket t), t + capacity (consumed; free for ticket t + capacity).
+#pragma once
+
+#include <apiary/device_error.hpp>
+#include <apiary/platform.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace apiary {
+
+// Counters of one queue, each on its own 128-byte line so producers and consumers do not
+// false-share.
+struct QueueCounters {
+  alignas(128) std::uint64_t tail;       // tickets reserved by producers
+  alignas(128) std::uint64_t head;       // tickets claimed by consumers
+  alignas(128) std::int64_t available;   // published and not yet claimed (may dip below 0)
+  alignas(128) std::uint64_t executed;   // statistics: tasks run from this queue
+};
+
+inline constexpr std::uint32_t queue_item_alignment = 8;
+
+APIARY_HD constexpr std::uint32_t queue_stride(std::uint32_t item_size) {
+  return (item_size + queue_item_alignment - 1) / queue_item_alignment * queue_item_alignment;
+}
+
+// Rounds a requested capacity up to the power of two the ring uses.
+APIARY_HD constexpr std::uint64_t queue_ring_capacity(std::uint64_t requested) {
+  std::uint64_t c = 1;
+  while (c < requested) c <<= 1;
+  return c;
+}
+
+// Copies an item in 8-byte words (slots are 8-byte aligned and padded).
+APIARY_HD inline void copy_words(void* dst, const void* src, std::uint32_t bytes) {
+  auto* d = static_cast<std::uint64_t*>(dst);
+  const auto* s = static_cast<const std::uint64_t*>(src);
+  for (std::uint32_t i = 0; i < bytes / 8; ++i) d[i] = s[i];
+}
+
+struct QueueView {
+  QueueCounters* counters = nullptr;
+  std::uint64_t* seq = nullptr;       // capacity sequence numbers
+  std::byte* items = nullptr;         // capacity * stride bytes
+  std::uint64_t* tags = nullptr;      // optional per-slot tag (dependency id when tracing)
+  std::uint64_t mask = 0;             // capacity - 1
+  std::uint32_t stride = 0;           // bytes per slot, multiple of 8
+  std::uint32_t index = 0;            // queue index, for error reports
+  ErrorWord* error = nullptr;
+
+  APIARY_HD std::uint64_t capacity() const { return mask + 1; }
+  APIARY_HD std::byte* slot(std::uint64_t ticket) const { return items + (ticket & mask) * stride; }
+
+  // Items published and not yet claimed; a hint (exact only when the queue is quiescent).
+  APIARY_HD std::int64_t available_hint() const { return load_relaxed(counters->available); }
+  // Tickets reserved and not yet claimed, including items still being written.
+  APIARY_HD std::uint64_t outstanding_hint() const {
+    return load_relaxed(counters->tail) - load_relaxed(counters->head);
+  }
+
+  // ---- producer side ----------------------------------------------------------------
+
+  // Reserves k consecutive tickets. Fails (and raises queue_full) when more than capacity
+  // items would be outstanding at once.
+  APIARY_HD bool reserve(std::uint32_t k, std::uint64_t& first) const {
+    first = DeviceAtomic<std::uint64_t>(counters->tail).fetch_add(k, mo::relaxed);
+    const std::uint64_t end = first + k;
+    if (end - load_relaxed(counters->head) <= capacity()) return true;
+    // The relaxed load may be stale: confirm with a read-modify-write, which sees the latest head.
+    const std::uint64_t head = DeviceAtomic<std::uint64_t>(counters->head).fetch_add(0, mo::relaxed);
+    if (end - head <= capacity()) return true;
+    raise_error(*error, ErrorCode::queue_full, index, capacity(), end - head);
+    return false;
+  }
+
+  // Waits until the slot of `ticket` is free. Returns false if the run failed meanwhile.
+  APIARY_HD bool wait_free(std::uint64_t ticket) const {
+    DeviceAtomic<std::uint64_t> s(seq[ticket & mask]);
+    while (s.load(mo::acquire) != ticket) {
+      if (has_error(*error)) return false;
+      spin_pause();
+    }
+    return true;
+  }
+
+  APIARY_HD void write(std::uint64_t ticket, const void* item, std::uint32_t bytes, std::uint64_t tag = 0) const {
+    copy_words(slot(ticket), item, bytes);
+    if (tags) tags[ticket & mask] = tag;
+  }
+
+  APIARY_HD void publish(std::uint64_t ticket) const { store_release(seq[ticket & mask], ticket + 1); }
+
+  // Makes k published items claimable.
+  APIARY_HD void commit(std::uint32_t k) const {
+    DeviceAtomic<std::int64_t>(counters->available).fetch_add(k, mo::release);
+  }
+
+  // ---- consumer side ----------------------------------------------------------------
+
+  // Claims up to max_items published items; returns how many, the first ticket in `first`.
+  APIARY_HD std::uint32_t claim(std::uint32_t max_items, std::uint64_t& first) const {
+    DeviceAtomic<std::int64_t> available(counters->available);
+    const std::int64_t seen = available.load(mo::relaxed);
+    if (seen <= 0 || max_items == 0) return 0;
+    const std::int64_t want = seen < std::int64_t(max_items) ? seen : std::int64_t(max_items);
+    const std::int64_t before = available.fetch_sub(want, mo::acq_rel);
+    const std::int64_t got = before >= want ? want : (before > 0 ? before : 0);
+    if (got < want) available.fetch_add(want - got, mo::relaxed);  // give back the over-take
+    if (got == 0) return 0;
+    first = DeviceAtomic<std::uint64_t>(counters->head).fetch_add(std::uint64_t(got), mo::relaxed);
+    return static_cast<std::uint32_t>(got);
+  }
+
+  // Waits until `ticket` is published. Returns false if the run failed meanwhile.
+  APIARY_HD bool wait_published(std::uint64_t ticket) const {
+    DeviceAtomic<std::uint64_t> s(seq[ticket & mask]);
+    while (s.load(mo::acquire) != ticket + 1) {
+      if (has_error(*error)) return false;
+      spin_pause();
+    }
+    return true;
+  }
+
+  APIARY_HD void read(std::uint64_t ticket, void* item, std::uint32_t bytes) const {
+    copy_words(item, slot(ticket), bytes);
+  }
+  APIARY_HD std::uint64_t tag(std::uint64_t ticket) const { return tags ? tags[ticket & mask] : 0; }
+
+  // Frees the slot of a consumed ticket for the producer one lap ahead.
+  APIARY_HD void release(std::uint64_t ticket) const { store_release(seq[ticket & mask], ticket + capacity()); }
+
+  // ---- convenience for single items (host injection, tests) ---------------------------
+
+  template <class Item>
+  APIARY_HD bool push(const Item& item, std::uint64_t tag = 0) const {
+    static_assert(std::is_trivially_copyable_v<Item>, "work items must be trivially copyable");
+    std::uint64_t ticket;
+    if (!reserve(1, ticket) || !wait_free(ticket)) return false;
+    alignas(8) std::byte buffer[queue_stride(sizeof(Item))] = {};
+    std::memcpy(buffer, &item, sizeof(Item));
+    write(ticket, buffer, queue_stride(sizeof(Item)), tag);
+    publish(ticket);
+    commit(1);
+    return true;
+  }
+
+  // Pops one item; false if none was available.
+  template <class Item>
+  APIARY_HD bool pop(Item& item) const {
+    std::uint64_t ticket;
+    if (claim(1, ticket) == 0) return false;
+    if (!wait_published(ticket)) return false;
+    alignas(8) std::byte buffer[queue_stride(sizeof(Item))];
+    read(ticket, buffer, queue_stride(sizeof(Item)));
+    std::memcpy(&item, buffer, sizeof(Item));
+    release(ticket);
+    return true;
+  }
+};
+
+}  // namespace apiary

@@ -1,0 +1,177 @@
+// Run state shared by every scheduler: pending-task counters per phase, the current phase,
+// termination and stop flags, the progress counter the watchdog reads, the sticky error.
+//
+// A task is *pending* from the moment it is counted for its queue (just before it is
+// enqueued) until the batch that ran it finishes (after everything it spawned was counted).
+// So pending[phase] == 0 means: no task of that phase is queued or running, and none can
+// appear except by a task that is itself pending. The counters are updated once per batch
+// and once per (warp-aggregated) spawn, never per task.
+//
+// Phase advance (thesis 6.2): when neither the current phase nor the phaseless types have
+// pending tasks, the current phase moves to the next phase (in declaration order, wrapping
+// for cyclic graphs) that has pending tasks; empty phases are skipped. The run is finished
+// when nothing is pending at all and the host will add no more tasks.
+#pragma once
+
+#include <apiary/device_error.hpp>
+#include <apiary/phase_table.hpp>
+#include <apiary/platform.hpp>
+
+#include <cstdint>
+
+namespace apiary {
+
+enum class RunStatus : std::uint32_t {
+  running = 0,
+  finished = 1,     // every queue and the waiting storage empty, nothing running
+  stopped = 2,      // a task called ctx.stop()
+  aborted = 3,      // the host (watchdog) stopped the run
+  failed = 4,       // a device error was raised (see ErrorWord)
+};
+
+struct alignas(128) PaddedCounter {
+  std::uint64_t value;
+};
+
+// Packs (epoch, phase) so that both change in one CAS. phase is no_phase (-1) when the graph
+// has no phases.
+struct PhaseWord {
+  std::int32_t phase;
+  std::uint32_t epoch;  // number of phase changes so far
+  APIARY_HD static PhaseWord unpack(std::uint64_t w) {
+    return {static_cast<std::int32_t>(static_cast<std::uint32_t>(w)), static_cast<std::uint32_t>(w >> 32)};
+  }
+  APIARY_HD std::uint64_t pack() const {
+    return (std::uint64_t(epoch) << 32) | static_cast<std::uint32_t>(phase);
+  }
+};
+
+struct RunState {
+  PaddedCounter pending_total;
+  PaddedCounter pending[max_phases + 1];  // [0] phaseless, [p + 1] phase p
+  alignas(128) std::uint64_t phase_word;  // PhaseWord
+  alignas(128) std::uint32_t status;      // RunStatus
+  std::uint32_t host_open;                // 1 while the host may still add tasks
+  alignas(128) std::uint64_t progress;    // batches finished (watchdog heartbeat)
+  alignas(128) ErrorWord error;
+};
+
+// The operations on RunState, shared by all schedulers and by the CPU stress tests.
+struct PhaseController {
+  RunState* state = nullptr;
+  const PhaseTableView* table = nullptr;
+
+  APIARY_HD std::uint64_t& pending(std::uint32_t slot) const { return state->pending[slot].value; }
+
+  // Counts k tasks about to be enqueued to queue q.
+  APIARY_HD void add_pending(std::uint32_t q, std::uint64_t k) const {
+    DeviceAtomic<std::uint64_t>(state->pending_total.value).fetch_add(k, mo::relaxed);
+    DeviceAtomic<std::uint64_t>(pending(table->pending_slot(q))).fetch_add(k, mo::relaxed);
+  }
+
+  // A batch of k tasks of queue q finished (their spawns are already counted).
+  APIARY_HD void finish(std::uint32_t q, std::uint64_t k) const {
+    DeviceAtomic<std::uint64_t>(pending(table->pending_slot(q))).fetch_sub(k, mo::acq_rel);
+    DeviceAtomic<std::uint64_t>(state->pending_total.value).fetch_sub(k, mo::acq_rel);
+    DeviceAtomic<std::uint64_t>(state->progress).fetch_add(1, mo::relaxed);
+  }
+
+  APIARY_HD PhaseWord current() const { return PhaseWord::unpack(load_acquire(state->phase_word)); }
+
+  APIARY_HD bool eligible(std::uint32_t q, PhaseWord now) const {
+    const std::int32_t phase = table->queue_phase[q];
+    return phase == no_phase || phase == now.phase;
+  }
+
+  APIARY_HD RunStatus status() const { return static_cast<RunStatus>(load_acquire(state->status)); }
+
+  // Sets a terminal status unless one is set already.
+  APIARY_HD void set_status(RunStatus s) const {
+    std::uint32_t expected = 0;
+    DeviceAtomic<std::uint32_t>(state->status)
+        .compare_exchange_strong(expected, static_cast<std::uint32_t>(s), mo::acq_rel, mo::relaxed);
+  }
+
+  // Called by an idle worker. Advances the phase if the current one is done, detects the
+  // end of the run, and returns whether the caller should keep looking for work.
+  // `parked` reads the number of tasks waiting in the waiting storage.
+  template <class ParkedCount>
+  APIARY_HD bool on_idle(ParkedCount&& parked) const {
+    if (status() != RunStatus::running) return false;
+    if (has_error(state->error)) {
+      set_status(RunStatus::failed);
+      return false;
+    }
+    if (load_acquire(state->pending_total.value) == 0) {
+      if (load_acquire(state->host_open) != 0) return true;  // the host may still inject work
+      if (parked() > 0) {
+        // Nothing runs or is queued, so nothing can ever resolve the parked tasks' dependencies.
+        raise_error(state->error, ErrorCode::parked_without_producer, 0, 0, std::uint64_t(parked()));
+        set_status(RunStatus::failed);
+        return false;
+      }
+      set_status(RunStatus::finished);
+      return false;
+    }
+    try_advance();
+    return true;
+  }
+
+  // Moves to the next phase with pending tasks if the current phase is done.
+  APIARY_HD void try_advance() const {
+    if (table->num_phases == 0) return;
+    const std::uint64_t seen_word = load_acquire(state->phase_word);
+    const PhaseWord seen = PhaseWord::unpack(seen_word);
+    // The phaseless counter is read first: a phaseless task can only appear through a task
+    // that is pending itself.
+    if (load_acquire(pending(0)) != 0) return;
+    if (seen.phase != no_phase && load_acquire(pending(std::uint32_t(seen.phase) + 1)) != 0) return;
+    const std::int32_t next = next_phase_with_work(seen.phase);
+    if (next == no_phase) {
+      report_unreachable_work(seen.phase);
+      return;
+    }
+    const PhaseWord wanted{next, seen.epoch + 1};
+    std::uint64_t expected = seen_word;
+    DeviceAtomic<std::uint64_t>(state->phase_word)
+        .compare_exchange_strong(expected, wanted.pack(), mo::acq_rel, mo::relaxed);
+  }
+
+  // The first phase after `from` (wrapping if cyclic) with pending tasks, or no_phase.
+  APIARY_HD std::int32_t next_phase_with_work(std::int32_t from) const {
+    const auto n = std::int32_t(table->num_phases);
+    for (std::int32_t step = 1; step <= n; ++step) {
+      std::int32_t p = from + step;
+      if (p >= n) {
+        if (!table->cyclic && from != no_phase) return no_phase;
+        p -= n;
+        if (p >= n) p %= n;
+      }
+      if (load_acquire(pending(std::uint32_t(p) + 1)) != 0) return p;
+    }
+    return no_phase;
+  }
+
+  // Non-cyclic graphs: tasks pending in a phase that already ended can never run.
+  APIARY_HD void report_unreachable_work(std::int32_t current) const {
+    if (table->cyclic || current == no_phase) return;
+    for (std::int32_t p = 0; p < current; ++p) {
+      if (load_acquire(pending(std::uint32_t(p) + 1)) != 0) {
+        raise_error(state->error, ErrorCode::phase_already_ended, std::uint32_t(p), 0,
+                    load_relaxed(pending(std::uint32_t(p) + 1)));
+        set_status(RunStatus::failed);
+        return;
+      }
+    }
+  }
+};
+
+// Host helper: the phase a run starts in: the first phase with seeded tasks (no_phase if
+// none has any, e.g. only phaseless seeds).
+inline std::int32_t first_phase_with_work(const PhaseTableView& table, const std::uint64_t* seeded_per_slot) {
+  for (std::uint32_t p = 0; p < table.num_phases; ++p)
+    if (seeded_per_slot[p + 1] != 0) return std::int32_t(p);
+  return no_phase;
+}
+
+}  // namespace apiary

@@ -1,0 +1,22 @@
+// The schedulers that can run a graph, chosen at run time.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace apiary {
+
+enum class Scheduler {
+  megakernel,          // MK: persistent grid, every block dequeues and runs tasks
+  timesliced,          // TSK: host controller, one kernel per task type per round
+  device_controller,   // PDC: device controller launching workers (dynamic parallelism)
+};
+
+std::string_view to_string(Scheduler s);
+// Parses "megakernel"/"mk", "timesliced"/"tsk", "device_controller"/"pdc"; throws InputError
+// listing the valid names otherwise.
+Scheduler parse_scheduler(std::string_view name);
+std::vector<Scheduler> all_schedulers();
+
+}  // namespace apiary

@@ -1,0 +1,97 @@
+// The waiting storage: a fixed array of slots that holds tasks parked on an individual
+// dependency until its counter reaches zero (thesis 5.2).
+//
+// Insertion is two steps: reserve a free slot (CAS of `reserved` 0 -> 1, starting where the
+// insert policy says and probing linearly), then write the item and set `filled` (release).
+// Extraction reads the item (after an acquire of `filled`), hands it to the caller and frees
+// the slot in reverse order: `filled` = 0, then `reserved` = 0 (release).
+#pragma once
+
+#include <apiary/device_error.hpp>
+#include <apiary/platform.hpp>
+#include <apiary/queue.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace apiary {
+
+inline constexpr std::uint32_t no_slot = ~0u;
+
+// Default insert policy: a pseudo-random start slot derived from a caller-supplied hint (task
+// identity, thread id, clock), then linear probing. A policy is any type with
+// `std::uint32_t start(std::uint64_t hint, std::uint32_t capacity) const`.
+struct RandomStartLinearProbe {
+  APIARY_HD std::uint32_t start(std::uint64_t hint, std::uint32_t capacity) const {
+    return static_cast<std::uint32_t>(mix64(hint) % capacity);
+  }
+};
+
+// Alternative policy: always probe from slot 0 (dense packing, more contention). Useful for
+// tests and as an example of a custom policy.
+struct FirstFitProbe {
+  APIARY_HD std::uint32_t start(std::uint64_t, std::uint32_t) const { return 0; }
+};
+
+struct WaitingStorageCounters {
+  alignas(128) std::int64_t parked;  // tasks currently in the storage
+};
+
+struct WaitingStorageView {
+  std::uint32_t* reserved = nullptr;   // capacity flags
+  std::uint32_t* filled = nullptr;     // capacity flags
+  std::uint32_t* queue_of = nullptr;   // target queue of each parked task
+  std::uint64_t* tag_of = nullptr;     // dependency id of each parked task (trace)
+  std::byte* items = nullptr;          // capacity * stride bytes
+  WaitingStorageCounters* counters = nullptr;
+  std::uint32_t capacity = 0;
+  std::uint32_t stride = 0;            // bytes per slot, multiple of 8
+  ErrorWord* error = nullptr;
+
+  // Reserves a free slot; raises waiting_storage_full and returns no_slot if none is free.
+  template <class Policy = RandomStartLinearProbe>
+  APIARY_HD std::uint32_t reserve(std::uint64_t hint, Policy policy = {}) const {
+    if (capacity == 0) {
+      raise_error(*error, ErrorCode::waiting_storage_full, 0, 0);
+      return no_slot;
+    }
+    const std::uint32_t start = policy.start(hint, capacity);
+    for (std::uint32_t probe = 0; probe < capacity; ++probe) {
+      std::uint32_t slot = start + probe;
+      if (slot >= capacity) slot -= capacity;
+      DeviceAtomic<std::uint32_t> flag(reserved[slot]);
+      if (flag.load(mo::relaxed) != 0) continue;
+      std::uint32_t expected = 0;
+      if (flag.compare_exchange_strong(expected, 1u, mo::acquire, mo::relaxed)) return slot;
+    }
+    raise_error(*error, ErrorCode::waiting_storage_full, 0, capacity);
+    return no_slot;
+  }
+
+  // Writes a reserved slot and marks it filled.
+  APIARY_HD void write(std::uint32_t slot, std::uint32_t queue, const void* item, std::uint32_t bytes,
+                       std::uint64_t tag) const {
+    copy_words(items + std::size_t(slot) * stride, item, bytes);
+    queue_of[slot] = queue;
+    if (tag_of) tag_of[slot] = tag;
+    DeviceAtomic<std::int64_t>(counters->parked).fetch_add(1, mo::relaxed);
+    store_release(filled[slot], 1u);
+  }
+
+  // Reads a filled slot into `item` (stride bytes) and frees it. Returns the target queue.
+  APIARY_HD std::uint32_t extract(std::uint32_t slot, void* item, std::uint64_t* tag = nullptr) const {
+    DeviceAtomic<std::uint32_t> full(filled[slot]);
+    while (full.load(mo::acquire) != 1u) spin_pause();  // set before the dependency published the slot
+    copy_words(item, items + std::size_t(slot) * stride, stride);
+    const std::uint32_t queue = queue_of[slot];
+    if (tag) *tag = tag_of ? tag_of[slot] : 0;
+    full.store(0u, mo::relaxed);
+    store_release(reserved[slot], 0u);
+    DeviceAtomic<std::int64_t>(counters->parked).fetch_sub(1, mo::relaxed);
+    return queue;
+  }
+
+  APIARY_HD std::int64_t parked_hint() const { return load_relaxed(counters->parked); }
+};
+
+}  // namespace apiary

@@ -1,0 +1,109 @@
+#include <apiary/config.hpp>
+#include <apiary/error.hpp>
+#include <apiary/json_input.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace apiary {
+
+namespace {
+
+using nlohmann::json;
+
+void reject_unknown_keys(const json& j, const std::set<std::string>& known, const std::string& where) {
+  for (const auto& [key, value] : j.items()) {
+    if (known.count(key)) continue;
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw InputError(where, "unknown key '" + key + "'; known keys: " + list);
+  }
+}
+
+template <class T>
+T number(const json& j, const std::string& key, const std::string& where, T min_value, T max_value) {
+  const json& v = j.at(key);
+  if (!v.is_number()) throw InputError(where + ": " + key, "must be a number, got " + std::string(v.type_name()));
+  const double d = v.get<double>();
+  if (d < double(min_value) || d > double(max_value))
+    throw InputError(where + ": " + key, "value " + v.dump() + " out of range [" + std::to_string(min_value) +
+                                             ", " + std::to_string(max_value) + "]");
+  if constexpr (std::is_integral_v<T>) {
+    if (!v.is_number_integer()) throw InputError(where + ": " + key, "must be an integer, got " + v.dump());
+    return v.get<T>();
+  } else {
+    return static_cast<T>(d);
+  }
+}
+
+void read_megakernel(const json& j, MegakernelConfig& mk, const std::string& where) {
+  if (!j.is_object()) throw InputError(where, "must be an object");
+  reject_unknown_keys(j, {"block_threads", "blocks_per_sm"}, where);
+  if (j.contains("block_threads")) {
+    mk.block_threads = number<std::uint32_t>(j, "block_threads", where, 0, 1024);
+    if (mk.block_threads % 32 != 0)
+      throw InputError(where + ": block_threads", "must be a multiple of 32 (or 0 for automatic)");
+  }
+  if (j.contains("blocks_per_sm")) mk.blocks_per_sm = number<std::uint32_t>(j, "blocks_per_sm", where, 0, 64);
+}
+
+}  // namespace
+
+std::uint64_t Config::capacity_for(const std::string& name, std::string* key) const {
+  if (auto it = queue_capacities.find(name); it != queue_capacities.end()) {
+    if (key) *key = "queue_capacities." + name;
+    return it->second;
+  }
+  if (key) *key = "queue_capacity";
+  return queue_capacity;
+}
+
+Config Config::from_json(const json& j, const std::string& source) {
+  if (!j.is_object()) throw InputError(source, "a runtime config must be a JSON object");
+  reject_unknown_keys(j,
+                      {"scheduler", "queue_capacity", "queue_capacities", "waiting_storage_capacity",
+                       "dependency_capacity", "watchdog_seconds", "trace", "trace_capacity",
+                       "trace_event_capacity", "megakernel", "device"},
+                      source);
+  Config c;
+  constexpr std::uint64_t max_cap = 1ull << 40;
+  if (j.contains("scheduler")) {
+    if (!j["scheduler"].is_string()) throw InputError(source + ": scheduler", "must be a string");
+    try {
+      c.scheduler = parse_scheduler(j["scheduler"].get<std::string>());
+    } catch (const InputError& e) {
+      throw InputError(source + ": scheduler", e.what());
+    }
+  }
+  if (j.contains("queue_capacity")) c.queue_capacity = number<std::uint64_t>(j, "queue_capacity", source, 1, max_cap);
+  if (j.contains("queue_capacities")) {
+    const auto& m = j["queue_capacities"];
+    if (!m.is_object()) throw InputError(source + ": queue_capacities", "must be an object {\"TaskType\": capacity}");
+    for (const auto& [name, value] : m.items())
+      c.queue_capacities[name] = number<std::uint64_t>(m, name, source + ": queue_capacities", 1, max_cap);
+  }
+  if (j.contains("waiting_storage_capacity"))
+    c.waiting_storage_capacity = number<std::uint32_t>(j, "waiting_storage_capacity", source, 0, 1u << 30);
+  if (j.contains("dependency_capacity"))
+    c.dependency_capacity = number<std::uint32_t>(j, "dependency_capacity", source, 0, 1u << 30);
+  if (j.contains("watchdog_seconds")) c.watchdog_seconds = number<double>(j, "watchdog_seconds", source, 0.001, 86400.0);
+  if (j.contains("trace")) {
+    if (!j["trace"].is_boolean()) throw InputError(source + ": trace", "must be true or false");
+    c.trace = j["trace"].get<bool>();
+  }
+  if (j.contains("trace_capacity")) c.trace_capacity = number<std::uint64_t>(j, "trace_capacity", source, 1, max_cap);
+  if (j.contains("trace_event_capacity"))
+    c.trace_event_capacity = number<std::uint64_t>(j, "trace_event_capacity", source, 1, max_cap);
+  if (j.contains("megakernel")) read_megakernel(j["megakernel"], c.megakernel, source + ": megakernel");
+  if (j.contains("device")) c.device = number<int>(j, "device", source, 0, 64);
+  return c;
+}
+
+Config Config::parse(std::string_view text, const std::string& source) {
+  return from_json(parse_json(text, source), source);
+}
+
+Config Config::load(const std::filesystem::path& file) { return from_json(load_json_file(file), file.string()); }
+
+}  // namespace apiary
