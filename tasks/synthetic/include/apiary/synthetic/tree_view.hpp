@@ -19,7 +19,8 @@
 //   join with spawn_when(dep, join, r); every task in the join's *scope* (types on a path from
 //   the owner to a parent, parents included) holds one count of that dependency, adds its own
 //   in-scope children before spawning them (retain) and gives its count back when it ends
-//   (resolve). So the join runs after each parent instance ended.
+//   (resolve). An owner that is itself a parent (JoinView::owner_is_parent) also holds one
+//   count. So the join runs after each parent instance ended.
 // * A task's scopes are the (join, dependency) pairs it holds; at most max_join_scopes.
 #pragma once
 
@@ -44,6 +45,11 @@ struct TransitionView {
 struct JoinView {
   std::uint32_t join_type;   // the join's task type
   std::uint32_t owner_type;  // its immediate dominator
+  // 1 if the owner is itself a parent (a transition owner -> join exists). The owner is never
+  // in its own join's scope, so it holds one extra count of the dependency itself (n + 1 in
+  // spawn_when) and resolves it when it ends; otherwise the join could start while its owner
+  // still runs.
+  std::uint32_t owner_is_parent = 0;
 };
 
 struct TypeView {
