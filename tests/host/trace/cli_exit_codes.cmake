@@ -1,0 +1,23 @@
+# Checks the exit codes of `apiary-trace check`: 0 ok, 1 violations, 2 bad input.
+# cmake -DCLI=path/to/apiary-trace -DDIR=fixture_dir -P cli_exit_codes.cmake
+function(expect_exit code)
+  execute_process(COMMAND ${CLI} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL code)
+    message(FATAL_ERROR "apiary-trace ${ARGN}: exit ${rc}, expected ${code}\n${out}${err}")
+  endif()
+  set(last_output "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+expect_exit(0 check ${DIR}/phases.json)
+expect_exit(0 check ${DIR}/dependencies.json)
+expect_exit(1 check ${DIR}/violation.json)
+if(NOT last_output MATCHES "phase order: 1 task\\(s\\) of phase 2")
+  message(FATAL_ERROR "violation not reported:\n${last_output}")
+endif()
+expect_exit(2 check ${DIR}/malformed.json)
+if(NOT last_output MATCHES "malformed.json: not valid JSON")
+  message(FATAL_ERROR "bad input not named:\n${last_output}")
+endif()
+expect_exit(2 check ${DIR}/missing.json)
+expect_exit(2 check)
+expect_exit(2 frobnicate ${DIR}/phases.json)
