@@ -21,11 +21,12 @@ namespace {
 using nlohmann::json;
 
 constexpr int trace_pid = 1;
-// Track ids: SM s, sub-track k -> s * lanes_per_sm + k. Sub-tracks beyond lanes_per_sm - 1
-// share the last one (a GPU SM never runs that many tasks at once).
+// Track ids: SM s, sub-track k -> s * lanes_per_sm + k. Perfetto reads tids as 32-bit, so ids
+// stay below 2^31: SM < 32767 (%smid is far smaller). Sub-tracks beyond lanes_per_sm - 1 share
+// the last one (an SM never runs that many tasks at once).
 constexpr std::int64_t lanes_per_sm = 1 << 16;
 // Dependency events whose acting task is unknown go to a track after every SM.
-constexpr std::int64_t dependency_track = std::int64_t{1} << 40;
+constexpr std::int64_t dependency_track = std::int64_t{0x7fff} * lanes_per_sm;
 
 std::string hex_id(std::uint64_t value) {
   char buffer[2 + 16];
@@ -93,7 +94,8 @@ std::vector<std::int64_t> assign_tracks(const Trace& trace) {
       lane = lanes++;
     }
     busy.emplace(std::max(task.end_ns, task.start_ns), lane);
-    track[order[pos]] = static_cast<std::int64_t>(task.sm) * lanes_per_sm +
+    const std::int64_t sm = std::min<std::int64_t>(task.sm, dependency_track / lanes_per_sm - 1);
+    track[order[pos]] = sm * lanes_per_sm +
                         std::min<std::int64_t>(lane, lanes_per_sm - 1);
   }
   return track;

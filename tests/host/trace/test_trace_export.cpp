@@ -7,8 +7,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -171,6 +173,24 @@ TEST_CASE("Dependency events are instant events on the acting task's track", "[t
   REQUIRE(deps[0].at("args").at("queue").is_null());
   REQUIRE(deps[1].at("name") == "park");
   REQUIRE(deps[1].at("args").at("count") == 2);
+}
+
+TEST_CASE("Events of unknown tasks get their own track; track ids fit 32 bits", "[trace][export]") {
+  auto b = apiary::test::dependency_trace();
+  b.resolve(95, 0x99, apiary::no_task);
+  b.trace.tasks[0].sm = 255;
+  const json doc = exported(b.trace);
+  std::map<std::int64_t, std::string> track_names;
+  for (const auto& event : doc.at("traceEvents")) {
+    if (event.contains("tid")) REQUIRE(event.at("tid").get<std::int64_t>() < (std::int64_t{1} << 31));
+    if (event.at("ph") == "M" && event.at("name") == "thread_name")
+      track_names[event.at("tid").get<std::int64_t>()] = event.at("args").at("name");
+  }
+  const json& last = doc.at("traceEvents").back();
+  REQUIRE(last.at("args").at("task").is_null());
+  REQUIRE(track_names.at(last.at("tid").get<std::int64_t>()) == "dependency events");
+  REQUIRE(std::count_if(track_names.begin(), track_names.end(),
+                        [](const auto& t) { return t.second == "SM 255"; }) == 1);
 }
 
 TEST_CASE("CSV: header and one row per task", "[trace][csv]") {

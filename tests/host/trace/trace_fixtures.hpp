@@ -183,7 +183,8 @@ inline Trace simulated_trace(bool phases, std::uint32_t sms, std::uint32_t slots
                             static_cast<std::uint32_t>(kind), static_cast<std::uint32_t>(by), count,
                             queue});
   };
-  for (std::size_t i = 0; i < per_type; ++i) ready.emplace(t0, index(0, i));
+  if (!phases)
+    for (std::size_t i = 0; i < per_type; ++i) ready.emplace(t0, index(0, i));
   std::uint64_t barrier = t0;
   for (int phase = 0; phase < (phases ? 3 : 1); ++phase) {
     if (phases) {  // every task of the phase is ready at the barrier
