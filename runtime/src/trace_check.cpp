@@ -111,7 +111,8 @@ class Checker {
     std::string message = "sanity: " + std::to_string(trace_.dropped_tasks) +
                           " task records and " + std::to_string(trace_.dropped_events) +
                           " dependency events were dropped (trace buffer full), so the trace "
-                          "cannot be checked completely; enlarge the trace buffer";
+                          "cannot be checked completely; raise the config keys trace_capacity / "
+                          "trace_event_capacity";
     if (options_.dropped_is_violation) {
       violation(std::move(message));
     } else {
