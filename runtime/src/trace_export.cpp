@@ -437,7 +437,7 @@ Trace read_chrome_trace(std::istream& in, const std::string& name) {
     // Metadata and phase boundaries are derived data and are rebuilt on export.
     if (ph == "X") {
       trace.tasks.push_back(read_task(r, event, path, origin));
-    } else if (ph == "i" && event.value("cat", "") == "dependency") {
+    } else if (ph == "i" && event.contains("cat") && event["cat"] == "dependency") {
       trace.events.push_back(read_dependency_event(r, event, path, origin));
     }
   }
