@@ -187,7 +187,7 @@ TEST_CASE("at most 32 joins and 4 scopes per type", "[synthetic][spec]") {
   json c = {{"dependency_mode", "individual"}, {"roots", {{{"type", "O"}, {"count", 1}}}}};
   c["task_types"].push_back({{"name", "O"}, {"worker_size", 1}});
   for (int i = 0; i < 33; ++i) {
-    const std::string p = "P" + std::to_string(i), j = "J" + std::to_string(i);
+    const std::string p = std::string("P").append(std::to_string(i)), j = std::string("J").append(std::to_string(i));
     c["task_types"].push_back({{"name", p}, {"worker_size", 1}});
     c["task_types"].push_back({{"name", j}, {"worker_size", 1}});
     c["transitions"].push_back({{"from", "O"}, {"to", p}});
@@ -201,7 +201,7 @@ TEST_CASE("at most 32 joins and 4 scopes per type", "[synthetic][spec]") {
   d["task_types"] = {{{"name", "O"}, {"worker_size", 1}}, {{"name", "X"}, {"worker_size", 1}}};
   d["transitions"] = {{{"from", "O"}, {"to", "X"}}};
   for (int i = 0; i < 5; ++i) {
-    const std::string j = "J" + std::to_string(i);
+    const std::string j = std::string("J").append(std::to_string(i));
     d["task_types"].push_back({{"name", j}, {"worker_size", 1}});
     d["transitions"].push_back({{"from", "O"}, {"to", j}});
     d["transitions"].push_back({{"from", "X"}, {"to", j}});
