@@ -1,0 +1,51 @@
+// What a schedule hands to the code that consumes it: runs of atoms of one tile.
+//
+// A run is the atoms first, first + stride, ... < last of `tile`, processed by the calling
+// thread. `combine` says how this thread's partial result for the tile combines with others:
+//   store  - the run holds every atom of the tile and no other thread touches it: write.
+//   group  - the tile is shared by the `group_size` consecutive team ranks starting at a
+//            multiple of group_size (group_size <= 32 or == team size); they all receive a run
+//            of this tile in the same call, in uniform control flow: reduce over the group,
+//            then one of them writes.
+//   atomic - other threads hold other atoms of the tile: combine atomically (the consumer
+//            initialises the output first; schedules whose runs can be atomic say so through
+//            `may_split`).
+#pragma once
+
+#include <apiary/balance/config.hpp>
+
+#include <cstdint>
+
+namespace apiary::balance {
+
+enum class Combine : std::uint8_t { store, group, atomic };
+
+template <class I>
+struct Run {
+  I tile;
+  I first;
+  I last;
+  I stride;
+  Combine combine;
+  unsigned group_size;  // for Combine::group
+};
+
+// Runs for the contiguous atom range [first, last) that starts in tile `tile`: emits one
+// run per tile touched. `offsets_at(t)` returns the first atom of tile t (any callable, so
+// offsets may sit in shared or global memory). A run is `store` when it spans its whole tile.
+APIARY_NO_EXEC_CHECK
+template <class I, class OffsetsAt, class Sink>
+APIARY_HD void emit_contiguous(I tile, I first, I last, I num_tiles, OffsetsAt&& offsets_at, Sink& sink) {
+  while (first < last && tile < num_tiles) {
+    const I begin = offsets_at(tile), end = offsets_at(tile + 1);
+    const I stop = end < last ? end : last;
+    if (stop > first) {
+      const bool whole = first == begin && stop == end;
+      sink(Run<I>{tile, first, stop, I{1}, whole ? Combine::store : Combine::atomic, 1u});
+    }
+    first = stop > first ? stop : first;
+    ++tile;
+  }
+}
+
+}  // namespace apiary::balance
