@@ -18,7 +18,9 @@ class DeviceBuffer {
   explicit DeviceBuffer(std::size_t count) : count_(count) {
     // Allocate at least one element so that data() is a valid device pointer for empty
     // matrices (cuSPARSE rejects null pointers even when nothing is read).
-    APIARY_CUDA_CHECK(cudaMalloc(&data_, (count ? count : 1) * sizeof(T)));
+    void* raw = nullptr;
+    APIARY_CUDA_CHECK(cudaMalloc(&raw, (count ? count : 1) * sizeof(T)));
+    data_ = static_cast<T*>(raw);
   }
   explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
   DeviceBuffer(const DeviceBuffer&) = delete;

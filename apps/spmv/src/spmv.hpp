@@ -1,0 +1,78 @@
+// SpMV y = A x over every load-balancing schedule (host API). The kernels live in the .cu
+// files; this header compiles without nvcc.
+#pragma once
+
+#include <apiary/balance/params.hpp>
+#include <apiary/balance/schedule_kind.hpp>
+#include <apiary/sparse/device_buffer.hpp>
+#include <apiary/sparse/stats.hpp>
+#include <apiary/sparse/views.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+namespace apiary::spmv {
+
+using balance::ScheduleKind;
+using sparse::index_t;
+
+// Per-architecture tuning constants in one place (CUB style). Block size 256 for all kernels;
+// items per thread odd so that thread i's K consecutive staged values sit in distinct banks.
+struct Tuning {
+  unsigned block = 256;
+  unsigned items_per_thread = 7;  // merge-path, two-phase, multi-phase, block search
+  unsigned iterations = 2;        // multi-phase IS
+};
+
+// Everything a launch needs; built by SpmvPlan.
+struct LaunchConfig {
+  unsigned block = 256;
+  unsigned grid = 1;
+  std::size_t shared_bytes = 0;
+  balance::ScheduleParams<index_t> params;
+  bool zero_output = false;  // schedules with atomic runs need y = 0 first
+};
+
+// Launches y = A x with schedule `kind` (spmv_launch_*.cu). Declared for float and double.
+template <class T>
+void launch_spmv(ScheduleKind kind, const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T* y, cudaStream_t stream);
+
+// Shared memory the kernel of `kind` needs with `config` (schedule scratch + staging).
+template <class T>
+std::size_t spmv_shared_bytes(ScheduleKind kind, unsigned block, const balance::ScheduleParams<index_t>& params);
+
+// Runs the partition pass of the two-phase / multi-phase schedules.
+void launch_partition(const index_t* row_offsets, index_t rows, std::int64_t chunk_atoms, balance::SearchKind search,
+                      index_t* partition, index_t chunks, cudaStream_t stream);
+
+// A prepared SpMV: schedule parameters from the matrix's row statistics, partition array (for
+// two-phase/multi-phase, computed once here like cuSPARSE's preprocessing), launch geometry.
+template <class T>
+class SpmvPlan {
+ public:
+  SpmvPlan(ScheduleKind kind, sparse::CsrView<T> a, const sparse::RowStats& stats, int sm_count,
+           const Tuning& tuning = {});
+  void run(const T* x, T* y, cudaStream_t stream = nullptr) const;
+  ScheduleKind kind() const { return kind_; }
+  const LaunchConfig& config() const { return config_; }
+  std::string describe() const;  // parameters as a JSON object text
+
+ private:
+  ScheduleKind kind_;
+  sparse::CsrView<T> a_;
+  LaunchConfig config_;
+  sparse::DeviceBuffer<index_t> partition_;
+};
+
+// The schedule selector (seed 000, 4.5.2, extended with row-length statistics):
+//  - tiny matrices (rows or cols < 500 and nnz < 10,000, Osama's alpha and beta): no
+//    balancing overhead: thread-mapped, or warp-mapped when rows are long;
+//  - regular matrices (coefficient of variation <= 0.5, longest row <= 4 x mean + 16): a
+//    virtual warp sized to the mean row at run time (dynamic virtual warps: coalesced, no
+//    search; the rare outlier row escalates to the block);
+//  - everything else (skewed, power-law, long rows): the multi-phase mapping.
+ScheduleKind select_schedule(const sparse::RowStats& stats);
+std::string selection_reason(const sparse::RowStats& stats);
+
+}  // namespace apiary::spmv

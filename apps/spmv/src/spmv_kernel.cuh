@@ -1,0 +1,223 @@
+// The SpMV kernel: one template for every schedule. The schedule decides which atoms
+// (non-zeros) each thread gets as runs; the sink below turns runs into y = A x.
+#pragma once
+
+#include "spmv.hpp"
+
+#include <apiary/balance/device_team.cuh>
+#include <apiary/balance/layout.hpp>
+#include <apiary/balance/schedules.hpp>
+#include <apiary/cuda_check.hpp>
+
+namespace apiary::spmv {
+
+namespace detail {
+
+// Sum over an aligned group of g <= 32 lanes (the mask names only the group, so groups of
+// one warp may diverge from each other).
+template <class T>
+__device__ __forceinline__ T group_sum(T v, unsigned g) {
+  const unsigned lane = threadIdx.x & 31u;
+  const unsigned mask = g >= 32 ? 0xffffffffu : (((1u << g) - 1u) << (lane & ~(g - 1u)));
+  for (unsigned offset = g / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(mask, v, offset);
+  return v;
+}
+
+// Sum over the whole block (every thread calls it).
+template <class T>
+__device__ __forceinline__ T block_sum(T v) {
+  __shared__ T partial[32];
+  v = group_sum(v, 32);
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  T total = 0;
+  if (warp == 0) {
+    total = lane < warps ? partial[lane] : T(0);
+    total = group_sum(total, 32);
+  }
+  __syncthreads();  // partial[] is reused by the next call
+  return total;
+}
+
+template <class T>
+struct alignas(16) Vec4;
+template <>
+struct alignas(16) Vec4<float> {
+  float v[4];
+};
+template <>
+struct alignas(16) Vec4<double> {
+  double v[4];
+};
+
+// Turns runs into y. Atomic runs of the same row are accumulated in a register and written
+// with one atomicAdd when the row changes (strided schedules hit the same row repeatedly).
+// With staging (multi-phase), the window's products a_k * x[col_k] are computed in coalesced,
+// vectorised order into shared memory and the runs add up shared values.
+template <class T>
+struct SpmvSink {
+  const index_t* __restrict__ cols;
+  const T* __restrict__ vals;
+  const T* __restrict__ x;
+  T* __restrict__ y;
+  T* stage = nullptr;  // shared memory window (multi-phase only)
+  index_t window_first = 0;
+  bool staged = false;
+  index_t pending_row = -1;
+  T pending = 0;
+
+  __device__ __forceinline__ T product(index_t k) const { return __ldg(vals + k) * __ldg(x + __ldg(cols + k)); }
+
+  __device__ __forceinline__ void operator()(const balance::Run<index_t>& r) {
+    T sum = 0;
+    if (staged) {
+      for (index_t k = r.first; k < r.last; k += r.stride) sum += stage[k - window_first];
+    } else if (r.stride == 1) {
+      index_t k = r.first;
+      // Independent partial sums: more loads in flight per thread.
+      T s1 = 0;
+      for (; k + 1 < r.last; k += 2) {
+        sum += product(k);
+        s1 += product(k + 1);
+      }
+      if (k < r.last) sum += product(k);
+      sum += s1;
+    } else {
+      for (index_t k = r.first; k < r.last; k += r.stride) sum += product(k);
+    }
+    switch (r.combine) {
+      case balance::Combine::store: y[r.tile] = sum; break;
+      case balance::Combine::group:
+        if (r.group_size <= 32) {
+          sum = group_sum(sum, r.group_size);
+          if ((threadIdx.x & (r.group_size - 1)) == 0) y[r.tile] = sum;
+        } else {
+          sum = block_sum(sum);
+          if (threadIdx.x == 0) y[r.tile] = sum;
+        }
+        break;
+      case balance::Combine::atomic:
+        if (r.tile != pending_row) {
+          flush();
+          pending_row = r.tile;
+        }
+        pending += sum;
+        break;
+    }
+  }
+
+  __device__ __forceinline__ void flush() {
+    if (pending_row >= 0) atomicAdd(y + pending_row, pending);
+    pending_row = -1;
+    pending = 0;
+  }
+
+  template <class TeamT>
+  __device__ __forceinline__ void stage_in(TeamT& team, index_t first, index_t last) {
+    const unsigned rank = team.rank(), size = team.size();
+    const index_t n = last - first;
+    index_t done = 0;
+    // Windows start at multiples of block * K (a multiple of 4), so 16-byte vector loads of
+    // the column indices are aligned; values likewise for float (and 2 x 16 B for double).
+    if ((first & 3) == 0) {
+      const index_t quads = n / 4;
+      const int4* c4 = reinterpret_cast<const int4*>(cols + first);
+      const Vec4<T>* v4 = reinterpret_cast<const Vec4<T>*>(vals + first);
+      for (index_t q = rank; q < quads; q += size) {
+        const int4 c = __ldg(c4 + q);
+        Vec4<T> v;
+        if constexpr (sizeof(T) == 4) {
+          const float4 f = __ldg(reinterpret_cast<const float4*>(v4 + q));
+          v.v[0] = f.x, v.v[1] = f.y, v.v[2] = f.z, v.v[3] = f.w;
+        } else {
+          const double2 a = __ldg(reinterpret_cast<const double2*>(v4 + q));
+          const double2 b = __ldg(reinterpret_cast<const double2*>(v4 + q) + 1);
+          v.v[0] = a.x, v.v[1] = a.y, v.v[2] = b.x, v.v[3] = b.y;
+        }
+        T* s = stage + 4 * q;
+        s[0] = v.v[0] * __ldg(x + c.x);
+        s[1] = v.v[1] * __ldg(x + c.y);
+        s[2] = v.v[2] * __ldg(x + c.z);
+        s[3] = v.v[3] * __ldg(x + c.w);
+      }
+      done = quads * 4;
+    }
+    for (index_t k = done + rank; k < n; k += size) stage[k] = product(first + k);
+    window_first = first;
+    staged = true;
+  }
+  template <class TeamT>
+  __device__ __forceinline__ void stage_out(TeamT&, index_t, index_t) {
+    staged = false;
+  }
+};
+
+}  // namespace detail
+
+template <ScheduleKind K, class T>
+__global__ void __launch_bounds__(256) spmv_kernel(sparse::CsrView<T> a, const T* __restrict__ x, T* __restrict__ y,
+                                                   balance::ScheduleParams<index_t> params) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  auto procs = balance::grid_processors();
+  const balance::OffsetsLayout<index_t> layout{a.row_offsets, a.rows};
+  using Sched = balance::schedule_t<K, balance::Processors<balance::BlockTeam>, balance::OffsetsLayout<index_t>>;
+  // Staging buffer first (16-byte aligned), the schedule's scratch after it.
+  std::size_t stage_bytes = 0;
+  if constexpr (K == ScheduleKind::multi_phase)
+    stage_bytes = (static_cast<std::size_t>(blockDim.x) * params.items_per_thread * sizeof(T) + 15) / 16 * 16;
+  Sched sched(procs, layout, params, shared + stage_bytes);
+  detail::SpmvSink<T> sink{a.col_indices, a.values, x, y};
+  if constexpr (K == ScheduleKind::multi_phase) {
+    sink.stage = reinterpret_cast<T*>(shared);
+    sched.run(sink);
+  } else {
+    // Plain sinks: no staging hooks, so the schedule reads global memory directly.
+    struct Plain {
+      detail::SpmvSink<T>* s;
+      __device__ __forceinline__ void operator()(const balance::Run<index_t>& r) { (*s)(r); }
+    } plain{&sink};
+    sched.run(plain);
+  }
+  sink.flush();
+}
+
+template <ScheduleKind K, class T>
+std::size_t shared_bytes_of(unsigned block, const balance::ScheduleParams<index_t>& params) {
+  using Sched = balance::schedule_t<K, balance::Processors<balance::BlockTeam>, balance::OffsetsLayout<index_t>>;
+  std::size_t stage = 0;
+  if constexpr (K == ScheduleKind::multi_phase) stage = (static_cast<std::size_t>(block) * params.items_per_thread * sizeof(T) + 15) / 16 * 16;
+  return stage + Sched::scratch_bytes(block, params);
+}
+
+template <ScheduleKind K, class T>
+void launch_kind(const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T* y, cudaStream_t stream) {
+  if (config.shared_bytes > 48 * 1024) {
+    static bool raised = false;  // once per instantiation
+    if (!raised) {
+      APIARY_CUDA_CHECK(cudaFuncSetAttribute(spmv_kernel<K, T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(config.shared_bytes)));
+      raised = true;
+    }
+  }
+  spmv_kernel<K, T><<<config.grid, config.block, config.shared_bytes, stream>>>(a, x, y, config.params);
+  APIARY_CUDA_CHECK(cudaGetLastError());
+}
+
+#define APIARY_SPMV_INSTANTIATE(K)                                                                                  \
+  template void launch_kind<ScheduleKind::K, float>(const LaunchConfig&, sparse::CsrView<float>, const float*, float*, \
+                                                    cudaStream_t);                                                  \
+  template void launch_kind<ScheduleKind::K, double>(const LaunchConfig&, sparse::CsrView<double>, const double*,    \
+                                                     double*, cudaStream_t);                                        \
+  template std::size_t shared_bytes_of<ScheduleKind::K, float>(unsigned, const balance::ScheduleParams<index_t>&);   \
+  template std::size_t shared_bytes_of<ScheduleKind::K, double>(unsigned, const balance::ScheduleParams<index_t>&);
+
+#define APIARY_SPMV_EXTERN(K)                                                                                    \
+  extern template void launch_kind<ScheduleKind::K, float>(const LaunchConfig&, sparse::CsrView<float>, const float*,   \
+                                                           float*, cudaStream_t);                                       \
+  extern template void launch_kind<ScheduleKind::K, double>(const LaunchConfig&, sparse::CsrView<double>, const double*, \
+                                                            double*, cudaStream_t);                                     \
+  extern template std::size_t shared_bytes_of<ScheduleKind::K, float>(unsigned, const balance::ScheduleParams<index_t>&); \
+  extern template std::size_t shared_bytes_of<ScheduleKind::K, double>(unsigned, const balance::ScheduleParams<index_t>&);
+
+}  // namespace apiary::spmv

@@ -1,0 +1,179 @@
+// Dispatch from ScheduleKind to the kernel instantiations, the partition pass, launch
+// geometry, and the schedule selector.
+#include "spmv.hpp"
+#include "spmv_kernel.cuh"
+
+#include <apiary/balance/partition.hpp>
+#include <apiary/cuda_check.hpp>
+#include <apiary/error.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace apiary::spmv {
+
+// The kernels are instantiated in spmv_launch_*.cu, not here.
+APIARY_SPMV_EXTERN(thread_mapped)
+APIARY_SPMV_EXTERN(warp_mapped)
+APIARY_SPMV_EXTERN(block_mapped)
+APIARY_SPMV_EXTERN(virtual_warp)
+APIARY_SPMV_EXTERN(group_mapped)
+APIARY_SPMV_EXTERN(dynamic_virtual_warp)
+APIARY_SPMV_EXTERN(cta_warp_scan)
+APIARY_SPMV_EXTERN(local_warp_search)
+APIARY_SPMV_EXTERN(direct_search)
+APIARY_SPMV_EXTERN(block_search)
+APIARY_SPMV_EXTERN(two_phase)
+APIARY_SPMV_EXTERN(merge_path)
+APIARY_SPMV_EXTERN(multi_phase)
+
+namespace {
+
+__global__ void partition_kernel(balance::OffsetsLayout<index_t> layout, std::int64_t chunk_atoms,
+                                 balance::SearchKind search, index_t* partition, index_t chunks) {
+  for (std::int64_t c = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; c <= chunks;
+       c += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    partition[c] = balance::partition_boundary(layout, chunk_atoms, search, static_cast<index_t>(c));
+}
+
+template <class F>
+decltype(auto) with_kind(ScheduleKind kind, F&& f) {
+  switch (kind) {
+#define APIARY_CASE(k) \
+  case ScheduleKind::k: return f(std::integral_constant<ScheduleKind, ScheduleKind::k>{});
+    APIARY_CASE(thread_mapped)
+    APIARY_CASE(warp_mapped)
+    APIARY_CASE(block_mapped)
+    APIARY_CASE(virtual_warp)
+    APIARY_CASE(group_mapped)
+    APIARY_CASE(dynamic_virtual_warp)
+    APIARY_CASE(cta_warp_scan)
+    APIARY_CASE(local_warp_search)
+    APIARY_CASE(direct_search)
+    APIARY_CASE(block_search)
+    APIARY_CASE(two_phase)
+    APIARY_CASE(merge_path)
+    APIARY_CASE(multi_phase)
+#undef APIARY_CASE
+  }
+  throw Error("unknown schedule");
+}
+
+std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+void launch_partition(const index_t* row_offsets, index_t rows, std::int64_t chunk_atoms, balance::SearchKind search,
+                      index_t* partition, index_t chunks, cudaStream_t stream) {
+  const unsigned block = 256;
+  const auto grid = static_cast<unsigned>(std::max<std::int64_t>(1, div_up(static_cast<std::int64_t>(chunks) + 1, block)));
+  partition_kernel<<<grid, block, 0, stream>>>({row_offsets, rows}, chunk_atoms, search, partition, chunks);
+  APIARY_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+void launch_spmv(ScheduleKind kind, const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T* y, cudaStream_t stream) {
+  if (config.zero_output && a.rows > 0) APIARY_CUDA_CHECK(cudaMemsetAsync(y, 0, sizeof(T) * a.rows, stream));
+  with_kind(kind, [&](auto k) { launch_kind<decltype(k)::value, T>(config, a, x, y, stream); });
+}
+
+template <class T>
+std::size_t spmv_shared_bytes(ScheduleKind kind, unsigned block, const balance::ScheduleParams<index_t>& params) {
+  return with_kind(kind, [&](auto k) { return shared_bytes_of<decltype(k)::value, T>(block, params); });
+}
+
+template <class T>
+SpmvPlan<T>::SpmvPlan(ScheduleKind kind, sparse::CsrView<T> a, const sparse::RowStats& stats, int sm_count, const Tuning& tuning)
+    : kind_(kind), a_(a) {
+  using balance::ScheduleKind;
+  auto& p = config_.params;
+  p = balance::default_params<index_t>(kind, stats.mean, stats.stddev);
+  p.items_per_thread = tuning.items_per_thread;
+  p.iterations = tuning.iterations;
+  const unsigned block = tuning.block;
+  config_.block = block;
+  const std::int64_t rows = a.rows, nnz = a.nnz;
+  std::int64_t blocks = 1;
+  switch (kind) {
+    case ScheduleKind::thread_mapped: blocks = div_up(rows, block); break;
+    case ScheduleKind::warp_mapped:
+    case ScheduleKind::block_mapped:
+    case ScheduleKind::virtual_warp:
+    case ScheduleKind::dynamic_virtual_warp: {
+      const unsigned g = p.group_size == 0 ? block : p.group_size;
+      // Tile-per-group schedules: enough groups for every row, but at most ~32 waves of blocks.
+      blocks = std::min<std::int64_t>(div_up(rows, block / g), static_cast<std::int64_t>(sm_count) * 8 * 32);
+      if (kind == ScheduleKind::dynamic_virtual_warp) blocks = div_up(rows, block);
+      break;
+    }
+    case ScheduleKind::group_mapped:
+    case ScheduleKind::cta_warp_scan:
+    case ScheduleKind::local_warp_search: blocks = div_up(rows, block); break;
+    case ScheduleKind::direct_search: blocks = std::min<std::int64_t>(div_up(nnz, block), static_cast<std::int64_t>(sm_count) * 8 * 16); break;
+    case ScheduleKind::block_search: blocks = div_up(rows, 4 * static_cast<std::int64_t>(block)); break;
+    case ScheduleKind::merge_path: blocks = div_up(rows + nnz, static_cast<std::int64_t>(block) * p.items_per_thread); break;
+    case ScheduleKind::two_phase:
+    case ScheduleKind::multi_phase: {
+      const std::int64_t chunk = balance::partition_chunk_atoms(kind, block, p);
+      const auto chunks = static_cast<index_t>(div_up(nnz, chunk));
+      partition_ = sparse::DeviceBuffer<index_t>(static_cast<std::size_t>(chunks) + 1);
+      launch_partition(a.row_offsets, a.rows, chunk, p.search, partition_.data(), chunks, nullptr);
+      APIARY_CUDA_CHECK(cudaDeviceSynchronize());
+      p.partition = partition_.data();
+      blocks = chunks;
+      break;
+    }
+  }
+  // Empty matrices still launch one block (the kernel does nothing).
+  config_.grid = static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, 0x7fffffff));
+  config_.shared_bytes = spmv_shared_bytes<T>(kind, block, p);
+  config_.zero_output = [&] {
+    switch (kind) {
+      case ScheduleKind::thread_mapped:
+      case ScheduleKind::warp_mapped:
+      case ScheduleKind::block_mapped:
+      case ScheduleKind::virtual_warp:
+      case ScheduleKind::dynamic_virtual_warp: return false;
+      default: return true;
+    }
+  }();
+}
+
+template <class T>
+void SpmvPlan<T>::run(const T* x, T* y, cudaStream_t stream) const {
+  launch_spmv<T>(kind_, config_, a_, x, y, stream);
+}
+
+template <class T>
+std::string SpmvPlan<T>::describe() const {
+  std::ostringstream s;
+  const auto& p = config_.params;
+  s << "{\"block\":" << config_.block << ",\"grid\":" << config_.grid << ",\"shared_bytes\":" << config_.shared_bytes
+    << ",\"group_size\":" << p.group_size << ",\"items_per_thread\":" << p.items_per_thread
+    << ",\"iterations\":" << p.iterations << ",\"search\":\""
+    << (p.search == balance::SearchKind::interpolation ? "interpolation" : "binary") << "\",\"zero_output\":"
+    << (config_.zero_output ? "true" : "false") << "}";
+  return s.str();
+}
+
+ScheduleKind select_schedule(const sparse::RowStats& s) {
+  if ((s.rows < 500 || s.cols < 500) && s.nnz < 10000) return s.mean > 16 ? ScheduleKind::warp_mapped : ScheduleKind::thread_mapped;
+  const double cv = s.mean > 0 ? s.stddev / s.mean : 0;
+  if (cv <= 0.5 && static_cast<double>(s.max) <= 4 * s.mean + 16) return ScheduleKind::dynamic_virtual_warp;
+  return ScheduleKind::multi_phase;
+}
+
+std::string selection_reason(const sparse::RowStats& s) {
+  if ((s.rows < 500 || s.cols < 500) && s.nnz < 10000) return "tiny (rows or cols < 500 and nnz < 10000)";
+  const double cv = s.mean > 0 ? s.stddev / s.mean : 0;
+  if (cv <= 0.5 && static_cast<double>(s.max) <= 4 * s.mean + 16) return "regular (cv <= 0.5, max <= 4 mean + 16)";
+  return "irregular";
+}
+
+template class SpmvPlan<float>;
+template class SpmvPlan<double>;
+template void launch_spmv<float>(ScheduleKind, const LaunchConfig&, sparse::CsrView<float>, const float*, float*, cudaStream_t);
+template void launch_spmv<double>(ScheduleKind, const LaunchConfig&, sparse::CsrView<double>, const double*, double*, cudaStream_t);
+
+}  // namespace apiary::spmv
