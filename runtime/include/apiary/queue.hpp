@@ -45,11 +45,15 @@ APIARY_HD constexpr std::uint64_t queue_ring_capacity(std::uint64_t requested) {
   return c;
 }
 
-// Copies an item in 8-byte words (slots are 8-byte aligned and padded).
+// Copies an item: 8-byte words (slots are 8-byte aligned), then any tail bytes. Both
+// pointers must be 8-byte aligned.
 APIARY_HD inline void copy_words(void* dst, const void* src, std::uint32_t bytes) {
   auto* d = static_cast<std::uint64_t*>(dst);
   const auto* s = static_cast<const std::uint64_t*>(src);
-  for (std::uint32_t i = 0; i < bytes / 8; ++i) d[i] = s[i];
+  const std::uint32_t words = bytes / 8;
+  for (std::uint32_t i = 0; i < words; ++i) d[i] = s[i];
+  for (std::uint32_t i = words * 8; i < bytes; ++i)
+    static_cast<unsigned char*>(dst)[i] = static_cast<const unsigned char*>(src)[i];
 }
 
 struct QueueView {
@@ -68,8 +72,8 @@ struct QueueView {
   // Items published and not yet claimed; a hint (exact only when the queue is quiescent).
   APIARY_HD std::int64_t available_hint() const { return load_relaxed(counters->available); }
   // Tickets reserved and not yet claimed, including items still being written.
-  APIARY_HD std::uint64_t outstanding_hint() const {
-    return load_relaxed(counters->tail) - load_relaxed(counters->head);
+  APIARY_HD std::int64_t outstanding_hint() const {
+    return std::int64_t(load_relaxed(counters->tail) - load_relaxed(counters->head));
   }
 
   // ---- producer side ----------------------------------------------------------------
@@ -79,11 +83,14 @@ struct QueueView {
   APIARY_HD bool reserve(std::uint32_t k, std::uint64_t& first) const {
     first = DeviceAtomic<std::uint64_t>(counters->tail).fetch_add(k, mo::relaxed);
     const std::uint64_t end = first + k;
-    if (end - load_relaxed(counters->head) <= capacity()) return true;
+    // Signed: consumers may already have claimed tickets beyond `end` (published by faster
+    // producers) and be waiting for ours.
+    auto outstanding = [end](std::uint64_t head) { return std::int64_t(end - head); };
+    if (outstanding(load_relaxed(counters->head)) <= std::int64_t(capacity())) return true;
     // The relaxed load may be stale: confirm with a read-modify-write, which sees the latest head.
-    const std::uint64_t head = DeviceAtomic<std::uint64_t>(counters->head).fetch_add(0, mo::relaxed);
-    if (end - head <= capacity()) return true;
-    raise_error(*error, ErrorCode::queue_full, index, capacity(), end - head);
+    const std::int64_t confirmed = outstanding(DeviceAtomic<std::uint64_t>(counters->head).fetch_add(0, mo::relaxed));
+    if (confirmed <= std::int64_t(capacity())) return true;
+    raise_error(*error, ErrorCode::queue_full, index, capacity(), std::uint64_t(confirmed));
     return false;
   }
 

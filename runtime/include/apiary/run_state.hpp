@@ -85,6 +85,14 @@ struct PhaseController {
 
   APIARY_HD RunStatus status() const { return static_cast<RunStatus>(load_acquire(state->status)); }
 
+  // True while the run goes on; turns a raised device error into the failed status.
+  APIARY_HD bool running() const {
+    if (status() != RunStatus::running) return false;
+    if (!has_error(state->error)) return true;
+    set_status(RunStatus::failed);
+    return false;
+  }
+
   // Sets a terminal status unless one is set already.
   APIARY_HD void set_status(RunStatus s) const {
     std::uint32_t expected = 0;
@@ -97,11 +105,7 @@ struct PhaseController {
   // `parked` reads the number of tasks waiting in the waiting storage.
   template <class ParkedCount>
   APIARY_HD bool on_idle(ParkedCount&& parked) const {
-    if (status() != RunStatus::running) return false;
-    if (has_error(state->error)) {
-      set_status(RunStatus::failed);
-      return false;
-    }
+    if (!running()) return false;
     if (load_acquire(state->pending_total.value) == 0) {
       if (load_acquire(state->host_open) != 0) return true;  // the host may still inject work
       if (parked() > 0) {

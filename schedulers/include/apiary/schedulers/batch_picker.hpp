@@ -1,0 +1,65 @@
+// How a persistent worker (a megakernel block, or a CPU thread in the stress tests) finds its
+// next batch: scan the queues eligible in the current phase, starting after the queue it
+// served last (round robin), claim up to `max_items` tasks with one claim, and confirm the
+// phase. When nothing is eligible it lets the phase controller advance the phase or end the
+// run. Shared by the megakernel and the host stress tests so both exercise the same code.
+#pragma once
+
+#include <apiary/phase_table.hpp>
+#include <apiary/platform.hpp>
+#include <apiary/queue.hpp>
+#include <apiary/run_state.hpp>
+
+#include <cstdint>
+
+namespace apiary {
+
+struct Batch {
+  std::uint32_t queue = 0;
+  std::uint32_t count = 0;   // 0 with stop == false: nothing found this time
+  std::uint64_t first = 0;   // first ticket
+  PhaseWord phase{no_phase, 0};
+  bool stop = false;         // the run is over (finished, stopped, aborted or failed)
+};
+
+// max_items(q, available) -> how many tasks to claim from queue q at once.
+template <class MaxItems, class ParkedCount>
+APIARY_HD Batch pick_batch(const QueueView* queues, const PhaseController& pc, std::uint32_t& rotor,
+                           MaxItems&& max_items, ParkedCount&& parked) {
+  Batch batch;
+  if (!pc.running()) {
+    batch.stop = true;
+    return batch;
+  }
+  const PhaseTableView& table = *pc.table;
+  const PhaseWord seen = pc.current();
+  for (std::uint32_t i = 0; i < table.num_queues; ++i) {
+    std::uint32_t q = rotor + i;
+    if (q >= table.num_queues) q -= table.num_queues;
+    if (!pc.eligible(q, seen)) continue;
+    const std::int64_t available = queues[q].available_hint();
+    if (available <= 0) continue;
+    const std::uint32_t count = queues[q].claim(max_items(q, available), batch.first);
+    if (count == 0) continue;
+    batch.queue = q;
+    batch.count = count;
+    rotor = q + 1 < table.num_queues ? q + 1 : 0;
+    // The phase may have moved on since `seen` was read (cyclic graphs queue tasks for later
+    // phases). The claimed tasks are pending, so their phase cannot end before they run: wait
+    // until it is current.
+    for (;;) {
+      batch.phase = pc.current();
+      if (pc.eligible(q, batch.phase)) return batch;
+      if (!pc.running()) {
+        batch.stop = true;
+        return batch;
+      }
+      pc.try_advance();
+      spin_pause();
+    }
+  }
+  if (!pc.on_idle(parked)) batch.stop = true;
+  return batch;
+}
+
+}  // namespace apiary

@@ -1,0 +1,50 @@
+#include <apiary/config.hpp>
+#include <apiary/error.hpp>
+
+#include <catch2/catch.hpp>
+
+using namespace apiary;
+
+TEST_CASE("config: every key is read", "[config]") {
+  const Config c = Config::parse(R"({
+    "scheduler": "mk", "queue_capacity": 1000, "queue_capacities": {"Leg": 64},
+    "waiting_storage_capacity": 10, "dependency_capacity": 20, "watchdog_seconds": 2.5,
+    "trace": true, "trace_capacity": 99, "trace_event_capacity": 98,
+    "megakernel": {"block_threads": 512, "blocks_per_sm": 2}, "device": 0})");
+  REQUIRE(c.scheduler == Scheduler::megakernel);
+  REQUIRE(c.queue_capacity == 1000);
+  std::string key;
+  REQUIRE(c.capacity_for("Leg", &key) == 64);
+  REQUIRE(key == "queue_capacities.Leg");
+  REQUIRE(c.capacity_for("Top", &key) == 1000);
+  REQUIRE(key == "queue_capacity");
+  REQUIRE(c.waiting_storage_capacity == 10);
+  REQUIRE(c.dependency_capacity == 20);
+  REQUIRE(c.watchdog_seconds == 2.5);
+  REQUIRE(c.trace);
+  REQUIRE(c.trace_capacity == 99);
+  REQUIRE(c.megakernel.block_threads == 512);
+  REQUIRE(c.megakernel.blocks_per_sm == 2);
+}
+
+TEST_CASE("config: bad input names file, position or key", "[config]") {
+  auto message = [](const char* text) {
+    try {
+      Config::parse(text, "run.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  REQUIRE_THAT(message("{\n  \"trace\": tru\n}"), Catch::Contains("run.json:2:"));
+  REQUIRE_THAT(message(R"({"queue_capacty": 5})"), Catch::Contains("unknown key 'queue_capacty'"));
+  REQUIRE_THAT(message(R"({"queue_capacity": -5})"), Catch::Contains("queue_capacity"));
+  REQUIRE_THAT(message(R"({"queue_capacity": 1.5})"), Catch::Contains("integer"));
+  REQUIRE_THAT(message(R"({"scheduler": "fastest"})"), Catch::Contains("megakernel"));
+  REQUIRE_THAT(message(R"({"megakernel": {"block_threads": 100}})"), Catch::Contains("multiple of 32"));
+  REQUIRE_THAT(message(R"([1, 2])"), Catch::Contains("JSON object"));
+}
+
+TEST_CASE("config: missing file is a clear error", "[config]") {
+  REQUIRE_THROWS_WITH(Config::load("/nonexistent/apiary.json"), Catch::Contains("cannot open"));
+}

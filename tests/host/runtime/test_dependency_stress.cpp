@@ -1,0 +1,143 @@
+// Individual dependencies under concurrency: spawn_when and resolve calls for many
+// dependencies interleave arbitrarily on 8 threads (resolutions often arrive before the
+// spawn). Every waiting task is released exactly once, only after all its resolutions, and
+// nothing stays in the waiting storage.
+#include "host_structures.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+
+using namespace apiary;
+using namespace apiary::testing;
+
+namespace {
+struct Waiter {
+  std::uint32_t dep;
+  std::uint32_t expected;
+};
+struct Op {
+  std::uint32_t dep;
+  bool spawn;
+};
+}  // namespace
+
+TEST_CASE("dependency: concurrent spawn_when and resolve release each task once, after all resolutions",
+          "[dependency][stress]") {
+  const unsigned threads = stress_threads();
+  const auto deps = static_cast<std::uint32_t>(scaled(1'500'000));
+  std::mt19937_64 rng(Catch::rngSeed() + 17);
+
+  std::vector<std::uint32_t> needed(deps);
+  std::vector<Op> ops;
+  for (std::uint32_t d = 0; d < deps; ++d) {
+    needed[d] = 1 + static_cast<std::uint32_t>(rng() % 8);
+    ops.push_back({d, true});
+    for (std::uint32_t r = 0; r < needed[d]; ++r) ops.push_back({d, false});
+  }
+  std::shuffle(ops.begin(), ops.end(), rng);  // resolutions before and after spawns
+
+  ErrorWord error{};
+  HostWaitingStorage ws(deps + deps / 4, sizeof(Waiter), &error);
+  HostQueue ready(deps, sizeof(Waiter), &error);
+  std::vector<Dependency> dependency(deps);
+  std::vector<std::atomic<std::uint32_t>> resolved(deps);
+  std::vector<std::atomic<std::uint32_t>> released(deps);
+  ThreadFailures failures;
+
+  auto release = [&](std::uint32_t slot) {
+    Waiter w{};
+    const std::uint32_t queue = ws.view.extract(slot, &w);
+    APIARY_THREAD_CHECK(failures, queue == 7);
+    APIARY_THREAD_CHECK(failures, resolved[w.dep].load() == w.expected);  // all resolutions happened first
+    APIARY_THREAD_CHECK(failures, released[w.dep].fetch_add(1) == 0);
+    APIARY_THREAD_CHECK(failures, ready.view.push(w));
+  };
+
+  const std::size_t chunk = (ops.size() + threads - 1) / threads;
+  run_threads(threads, [&](unsigned t) {
+    const std::size_t begin = t * chunk, end = std::min(ops.size(), begin + chunk);
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::uint32_t d = ops[i].dep;
+      if (ops[i].spawn) {
+        const Waiter w{d, needed[d]};
+        spawn_when(
+            dependency[d], std::int32_t(needed[d]),
+            [&] {
+              const std::uint32_t slot = ws.view.reserve(d);
+              if (slot != no_slot) ws.view.write(slot, 7, &w, sizeof(w), d);
+              return slot;
+            },
+            [&] {
+              APIARY_THREAD_CHECK(failures, resolved[d].load() == needed[d]);
+              APIARY_THREAD_CHECK(failures, released[d].fetch_add(1) == 0);
+              APIARY_THREAD_CHECK(failures, ready.view.push(w));
+            },
+            release);
+      } else {
+        resolved[d].fetch_add(1);
+        resolve(dependency[d], release);
+      }
+    }
+  });
+
+  INFO(failures.first);
+  REQUIRE(failures.count == 0);
+  REQUIRE(error.code == 0);
+  REQUIRE(ws.view.parked_hint() == 0);
+  REQUIRE(ready.view.available_hint() == std::int64_t(deps));
+  for (std::uint32_t d = 0; d < deps; ++d) {
+    REQUIRE(released[d].load() == 1);
+    REQUIRE(dependency[d].counter == 0);  // reusable
+  }
+}
+
+TEST_CASE("dependency: resolutions before the spawn enqueue directly, without parking", "[dependency]") {
+  ErrorWord error{};
+  HostWaitingStorage ws(4, 8, &error);
+  Dependency dep;
+  int released = 0, direct = 0;
+  auto release = [&](std::uint32_t slot) {
+    std::uint64_t v;
+    ws.view.extract(slot, &v);
+    ++released;
+  };
+  REQUIRE_FALSE(resolve(dep, release));
+  REQUIRE_FALSE(resolve(dep, release));
+  REQUIRE(dep.counter == -2);
+  const auto outcome = spawn_when(dep, 2, [&] { return ws.view.reserve(1); }, [&] { ++direct; }, release);
+  REQUIRE(outcome == SpawnWhenOutcome::direct);
+  REQUIRE(direct == 1);
+  REQUIRE(released == 0);
+  REQUIRE(dep.counter == 0);
+  REQUIRE(ws.view.parked_hint() == 0);
+}
+
+TEST_CASE("dependency: the last resolution releases a parked task; retain adds expected resolutions",
+          "[dependency]") {
+  ErrorWord error{};
+  HostWaitingStorage ws(4, 8, &error);
+  Dependency dep;
+  int released = 0;
+  auto release = [&](std::uint32_t slot) {
+    std::uint64_t v;
+    ws.view.extract(slot, &v);
+    ++released;
+  };
+  auto park = [&] {
+    const std::uint64_t v = 42;
+    const auto slot = ws.view.reserve(0);
+    ws.view.write(slot, 0, &v, 8, 0);
+    return slot;
+  };
+  REQUIRE(spawn_when(dep, 1, park, [] {}, release) == SpawnWhenOutcome::parked);
+  REQUIRE(ws.view.parked_hint() == 1);
+  retain(dep, 2);  // the holder hands its count to two children
+  REQUIRE_FALSE(resolve(dep, release));
+  REQUIRE_FALSE(resolve(dep, release));
+  REQUIRE(released == 0);
+  REQUIRE(resolve(dep, release));
+  REQUIRE(released == 1);
+  REQUIRE(ws.view.parked_hint() == 0);
+}

@@ -1,0 +1,198 @@
+// The phase controller, termination detection and batch picking, exercised by 8 CPU threads
+// that behave like megakernel blocks (the same pick_batch code), on graphs with phases,
+// cyclic phases, phaseless tasks and tasks parked on dependencies. Checks: exact task counts,
+// no task ever runs while a task of another phase runs, the run terminates.
+#include "host_structures.hpp"
+
+#include <apiary/schedulers/batch_picker.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <array>
+
+using namespace apiary;
+using namespace apiary::testing;
+
+namespace {
+
+// Queues: 0 J (phaseless, waits for the two B children of an A), 1 A (phase 0),
+// 2 B (phase 0), 3 C (phase 1), 4 D (phase 2).
+enum : std::uint32_t { J = 0, A = 1, B = 2, C = 3, D = 4, num_queues = 5 };
+struct Item {
+  std::uint32_t depth;
+  std::uint32_t dep;    // dependency a B resolves
+  std::uint32_t first;  // the first B of an A (and its C) carries the next cycle
+};
+
+struct Sim {
+  bool cyclic;
+  std::uint32_t cycles;  // C spawns A(depth + 1) while depth + 1 < cycles (cyclic graphs)
+  std::uint32_t roots;
+  ErrorWord* error;
+  RunState state{};
+  PhaseTableView table{};
+  std::vector<HostQueue> queues;
+  std::vector<QueueView> views;
+  HostWaitingStorage ws;
+  std::vector<Dependency> deps;
+  std::atomic<std::uint32_t> next_dep{0};
+  std::array<std::atomic<std::uint64_t>, num_queues> executed{};
+  std::array<std::atomic<std::int64_t>, 3> running_in_phase{};
+  ThreadFailures failures;
+
+  Sim(bool cyclic_graph, std::uint32_t cycle_count, std::uint32_t root_count, ErrorWord* e)
+      : cyclic(cyclic_graph), cycles(cycle_count), roots(root_count), error(&state.error),
+        ws(root_count * cycle_count + 64, sizeof(Item), &state.error), deps(root_count * cycle_count + 64) {
+    (void)e;
+    const std::int32_t phase_of[num_queues] = {no_phase, 0, 0, 1, 2};
+    table.num_queues = num_queues;
+    table.num_phases = 3;
+    table.cyclic = cyclic;
+    table.phaseless = {0, 1};
+    table.phases[0] = {1, 3};
+    table.phases[1] = {3, 4};
+    table.phases[2] = {4, 5};
+    for (std::uint32_t q = 0; q < num_queues; ++q) table.queue_phase[q] = phase_of[q];
+    queues.reserve(num_queues);
+    for (std::uint32_t q = 0; q < num_queues; ++q) queues.emplace_back(std::uint64_t(root_count) * cycle_count * 2 + 64, sizeof(Item), error, q);
+    for (auto& hq : queues) views.push_back(hq.view);
+  }
+
+  PhaseController controller() { return PhaseController{&state, &table}; }
+
+  void spawn(std::uint32_t q, Item item) {
+    controller().add_pending(q, 1);
+    APIARY_THREAD_CHECK(failures, views[q].push(item));
+  }
+
+  void release(std::uint32_t slot) {
+    Item item{};
+    const std::uint32_t q = ws.view.extract(slot, &item);
+    spawn(q, item);
+  }
+
+  void run_task(std::uint32_t q, const Item& item) {
+    executed[q].fetch_add(1);
+    switch (q) {
+      case A: {
+        const std::uint32_t d = next_dep.fetch_add(1);
+        APIARY_THREAD_CHECK(failures, d < deps.size());
+        spawn(B, {item.depth, d, 1});
+        spawn(B, {item.depth, d, 0});
+        spawn_when(
+            deps[d], 2,
+            [&] {
+              const std::uint32_t slot = ws.view.reserve(d);
+              if (slot != no_slot) ws.view.write(slot, J, &item, sizeof(Item), 0);
+              return slot;
+            },
+            [&] { spawn(J, item); }, [&](std::uint32_t slot) { release(slot); });
+        break;
+      }
+      case B:
+        spawn(C, item);
+        resolve(deps[item.dep], [&](std::uint32_t slot) { release(slot); });
+        break;
+      case C:
+        spawn(D, item);
+        if (cyclic && item.first && item.depth + 1 < cycles) spawn(A, {item.depth + 1, 0, 0});
+        break;
+      default:
+        break;
+    }
+  }
+
+  void worker(unsigned t) {
+    PhaseController pc = controller();
+    std::uint32_t rotor = t % num_queues;
+    for (;;) {
+      Batch b = pick_batch(
+          views.data(), pc, rotor, [](std::uint32_t, std::int64_t available) {
+            return static_cast<std::uint32_t>(available < 3 ? available : 3);
+          },
+          [&] { return ws.view.parked_hint(); });
+      if (b.stop) return;
+      if (b.count == 0) {
+        std::this_thread::yield();
+        continue;
+      }
+      const std::int32_t phase = table.queue_phase[b.queue];
+      if (phase != no_phase) {
+        APIARY_THREAD_CHECK(failures, b.phase.phase == phase);
+        running_in_phase[phase].fetch_add(1);
+        for (std::int32_t other = 0; other < 3; ++other)
+          if (other != phase) APIARY_THREAD_CHECK(failures, running_in_phase[other].load() == 0);
+      }
+      for (std::uint32_t i = 0; i < b.count; ++i) {
+        Item item{};
+        APIARY_THREAD_CHECK(failures, views[b.queue].wait_published(b.first + i));
+        views[b.queue].read(b.first + i, &item, sizeof(Item));
+        views[b.queue].release(b.first + i);
+        run_task(b.queue, item);
+      }
+      if (phase != no_phase) running_in_phase[phase].fetch_sub(1);
+      pc.finish(b.queue, b.count);
+    }
+  }
+
+  void run() {
+    for (std::uint32_t r = 0; r < roots; ++r) spawn(A, {0, 0, 0});
+    state.phase_word = PhaseWord{0, 0}.pack();
+    run_threads(stress_threads(), [&](unsigned t) { worker(t); });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("phase controller: phases, phaseless joins and parked tasks under 8 threads", "[phases][stress]") {
+  ErrorWord unused{};
+  const auto roots = static_cast<std::uint32_t>(scaled(200'000));
+  Sim sim(false, 1, roots, &unused);
+  sim.run();
+  INFO(sim.failures.first);
+  REQUIRE(sim.failures.count == 0);
+  REQUIRE(sim.state.error.code == 0);
+  REQUIRE(sim.controller().status() == RunStatus::finished);
+  REQUIRE(sim.executed[A] == roots);
+  REQUIRE(sim.executed[B] == 2 * roots);
+  REQUIRE(sim.executed[C] == 2 * roots);
+  REQUIRE(sim.executed[D] == 2 * roots);
+  REQUIRE(sim.executed[J] == roots);
+  REQUIRE(sim.ws.view.parked_hint() == 0);
+  REQUIRE(PhaseWord::unpack(sim.state.phase_word).epoch == 2);  // phase 0 -> 1 -> 2
+}
+
+TEST_CASE("phase controller: a full queue stops the run with queue_full instead of hanging", "[phases]") {
+  ErrorWord unused{};
+  Sim sim(false, 1, 1000, &unused);
+  // Shrink queue B below what 1000 roots need (2000 B tasks queued in phase 0).
+  sim.queues[B] = HostQueue(512, sizeof(Item), &sim.state.error, B);
+  sim.views[B] = sim.queues[B].view;
+  sim.run();
+  REQUIRE(sim.controller().status() == RunStatus::failed);
+  REQUIRE(sim.state.error.code == static_cast<std::uint32_t>(ErrorCode::queue_full));
+  REQUIRE(sim.state.error.where == B);
+  REQUIRE(sim.state.error.capacity == 512);
+}
+
+TEST_CASE("phase controller: cyclic phases run until every queue is empty", "[phases][stress]") {
+  ErrorWord unused{};
+  const std::uint32_t cycles = 12;
+  const auto roots = static_cast<std::uint32_t>(scaled(20'000));
+  Sim sim(true, cycles, roots, &unused);
+  sim.run();
+  INFO(sim.failures.first);
+  REQUIRE(sim.failures.count == 0);
+  REQUIRE(sim.state.error.code == 0);
+  REQUIRE(sim.controller().status() == RunStatus::finished);
+  // Each A spawns 2 B; each B one C; each C one D; the first C of each A (below the last
+  // cycle) one A of the next cycle.
+  const std::uint64_t a = std::uint64_t(roots) * cycles;
+  INFO("A " << sim.executed[A] << " B " << sim.executed[B] << " C " << sim.executed[C] << " D " << sim.executed[D] << " J " << sim.executed[J] << " epoch " << PhaseWord::unpack(sim.state.phase_word).epoch << " pending " << sim.state.pending_total.value);
+  REQUIRE(sim.executed[A] == a);
+  REQUIRE(sim.executed[B] == 2 * a);
+  REQUIRE(sim.executed[D] == 2 * a);
+  REQUIRE(sim.executed[J] == a);
+  // Three phases per cycle: 3 * cycles - 1 phase changes.
+  REQUIRE(PhaseWord::unpack(sim.state.phase_word).epoch == 3 * cycles - 1);
+}

@@ -1,0 +1,69 @@
+// The waiting storage under concurrent park/extract from 8 threads: every parked item is
+// extracted exactly once; a full storage raises an error naming its capacity.
+#include "host_structures.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+
+using namespace apiary;
+using namespace apiary::testing;
+
+TEST_CASE("waiting storage: concurrent park and extract lose nothing", "[waiting_storage][stress]") {
+  ErrorWord error{};
+  HostWaitingStorage ws(1024, sizeof(std::uint64_t), &error);
+  HostQueue handoff(1 << 12, sizeof(std::uint32_t), &error);  // slots travel between threads
+  const unsigned threads = stress_threads();
+  const std::uint64_t per_thread = scaled(1'000'000);
+  const std::uint64_t total = per_thread * threads;
+  std::vector<std::atomic<std::uint8_t>> seen(total);
+  std::atomic<std::uint64_t> extracted{0};
+  ThreadFailures failures;
+
+  auto extract_one = [&](const QueueView& h) {
+    std::uint32_t slot;
+    if (!h.pop(slot)) return false;
+    std::uint64_t value = 0;
+    const std::uint32_t queue = ws.view.extract(slot, &value);
+    APIARY_THREAD_CHECK(failures, queue == value % 5);
+    APIARY_THREAD_CHECK(failures, seen[value].fetch_add(1) == 0);
+    extracted.fetch_add(1);
+    return true;
+  };
+
+  run_threads(threads, [&](unsigned t) {
+    for (std::uint64_t i = 0; i < per_thread; ++i) {
+      const std::uint64_t value = t * per_thread + i;
+      const std::uint32_t slot = ws.view.reserve(value);
+      APIARY_THREAD_CHECK(failures, slot != no_slot);
+      ws.view.write(slot, static_cast<std::uint32_t>(value % 5), &value, sizeof(value), value);
+      while (handoff.view.outstanding_hint() > std::int64_t(handoff.view.capacity()) - 2 * std::int64_t(threads)) extract_one(handoff.view);
+      APIARY_THREAD_CHECK(failures, handoff.view.push(slot));
+      extract_one(handoff.view);  // usually another thread's item
+    }
+    while (extracted.load() < total) extract_one(handoff.view);
+  });
+
+  INFO(failures.first);
+  REQUIRE(failures.count == 0);
+  REQUIRE(error.code == 0);
+  REQUIRE(extracted.load() == total);
+  REQUIRE(ws.view.parked_hint() == 0);
+  for (std::uint64_t v = 0; v < total; v += 997) REQUIRE(seen[v].load() == 1);
+}
+
+TEST_CASE("waiting storage: full storage raises waiting_storage_full", "[waiting_storage]") {
+  ErrorWord error{};
+  HostWaitingStorage ws(4, 8, &error);
+  for (int i = 0; i < 4; ++i) REQUIRE(ws.view.reserve(std::uint64_t(i)) != no_slot);
+  REQUIRE(ws.view.reserve(99) == no_slot);
+  REQUIRE(error.code == static_cast<std::uint32_t>(ErrorCode::waiting_storage_full));
+  REQUIRE(error.capacity == 4);
+}
+
+TEST_CASE("waiting storage: a custom insert policy decides the first probe", "[waiting_storage]") {
+  ErrorWord error{};
+  HostWaitingStorage ws(16, 8, &error);
+  REQUIRE(ws.view.reserve(12345, FirstFitProbe{}) == 0);
+  REQUIRE(ws.view.reserve(777, FirstFitProbe{}) == 1);
+}
