@@ -23,4 +23,5 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/apiaryConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/apiaryConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/apiaryConfig.cmake ${PROJECT_BINARY_DIR}/apiaryConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/ApiaryCudaStandard.cmake
   DESTINATION ${APIARY_CMAKE_DIR})

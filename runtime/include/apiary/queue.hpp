@@ -9,8 +9,9 @@
 // published items, so a consumer never claims a ticket nobody will publish, and a waiting
 // consumer only ever waits for a producer that is already writing.
 //
-// Sequence numbers per slot s = t mod capacity: t (free for ticket t), t + 1 (published
-// ticket t), t + capacity (consumed; free for ticket t + capacity).
+// Sequence numbers per slot, relative to the slot's lap base b = t - (t mod capacity): b (free
+// for ticket t), b + 1 (published ticket t), b + capacity (consumed; free for the next lap).
+// Zero-filled memory is therefore an empty queue.
 #pragma once
 
 #include <apiary/device_error.hpp>
@@ -68,6 +69,7 @@ struct QueueView {
 
   APIARY_HD std::uint64_t capacity() const { return mask + 1; }
   APIARY_HD std::byte* slot(std::uint64_t ticket) const { return items + (ticket & mask) * stride; }
+  APIARY_HD std::uint64_t lap_base(std::uint64_t ticket) const { return ticket & ~mask; }
 
   // Items published and not yet claimed; a hint (exact only when the queue is quiescent).
   APIARY_HD std::int64_t available_hint() const { return load_relaxed(counters->available); }
@@ -97,7 +99,7 @@ struct QueueView {
   // Waits until the slot of `ticket` is free. Returns false if the run failed meanwhile.
   APIARY_HD bool wait_free(std::uint64_t ticket) const {
     DeviceAtomic<std::uint64_t> s(seq[ticket & mask]);
-    while (s.load(mo::acquire) != ticket) {
+    while (s.load(mo::acquire) != lap_base(ticket)) {
       if (has_error(*error)) return false;
       spin_pause();
     }
@@ -109,7 +111,7 @@ struct QueueView {
     if (tags) tags[ticket & mask] = tag;
   }
 
-  APIARY_HD void publish(std::uint64_t ticket) const { store_release(seq[ticket & mask], ticket + 1); }
+  APIARY_HD void publish(std::uint64_t ticket) const { store_release(seq[ticket & mask], lap_base(ticket) + 1); }
 
   // Makes k published items claimable.
   APIARY_HD void commit(std::uint32_t k) const {
@@ -135,7 +137,7 @@ struct QueueView {
   // Waits until `ticket` is published. Returns false if the run failed meanwhile.
   APIARY_HD bool wait_published(std::uint64_t ticket) const {
     DeviceAtomic<std::uint64_t> s(seq[ticket & mask]);
-    while (s.load(mo::acquire) != ticket + 1) {
+    while (s.load(mo::acquire) != lap_base(ticket) + 1) {
       if (has_error(*error)) return false;
       spin_pause();
     }
@@ -148,7 +150,9 @@ struct QueueView {
   APIARY_HD std::uint64_t tag(std::uint64_t ticket) const { return tags ? tags[ticket & mask] : 0; }
 
   // Frees the slot of a consumed ticket for the producer one lap ahead.
-  APIARY_HD void release(std::uint64_t ticket) const { store_release(seq[ticket & mask], ticket + capacity()); }
+  APIARY_HD void release(std::uint64_t ticket) const {
+    store_release(seq[ticket & mask], lap_base(ticket) + capacity());
+  }
 
   // ---- convenience for single items (host injection, tests) ---------------------------
 

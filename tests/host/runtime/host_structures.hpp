@@ -36,8 +36,7 @@ struct HostQueue {
   HostQueue(std::uint64_t capacity, std::uint32_t item_size, ErrorWord* error, std::uint32_t index = 0) {
     const std::uint64_t cap = queue_ring_capacity(capacity);
     *counters = QueueCounters{};
-    seq.resize(cap);
-    for (std::uint64_t i = 0; i < cap; ++i) seq[i] = i;
+    seq.assign(cap, 0);  // zero-filled = empty
     const std::uint32_t stride = queue_stride(item_size);
     words.resize(cap * stride / 8);
     view.counters = counters.get();

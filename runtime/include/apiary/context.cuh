@@ -1,0 +1,167 @@
+// The device context a task receives: spawn tasks, spawn tasks that wait on a dependency,
+// resolve dependencies, stop the run. Scheduler-independent: every scheduler hands the same
+// Context to the task code.
+#pragma once
+
+#include <apiary/dependency.hpp>
+#include <apiary/device_graph.hpp>
+#include <apiary/graph.hpp>
+#include <apiary/trace_writer.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace apiary {
+
+namespace detail {
+template <class Codes>
+struct MaxItemSize;
+template <class... Ts>
+struct MaxItemSize<TypeList<Ts...>> {
+  static constexpr std::uint32_t value = [] {
+    std::uint32_t m = 8;
+    ((m = sizeof(typename Ts::Item) > m ? std::uint32_t(sizeof(typename Ts::Item)) : m), ...);
+    return m;
+  }();
+};
+
+__device__ inline std::uint32_t lane_id() {
+  std::uint32_t lane;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane;
+}
+}  // namespace detail
+
+template <class Graph>
+class Context {
+ public:
+  using Traits = GraphTraits<Graph>;
+  static constexpr std::uint32_t max_item_bytes = queue_stride(detail::MaxItemSize<typename Traits::Codes>::value);
+
+  __device__ Context(const DeviceGraph& graph, std::uint32_t trace_task) : g_(&graph), trace_task_(trace_task) {}
+
+  // Enqueues a task of type U (declared graphs).
+  template <class U>
+  __device__ void spawn(const typename U::Item& item) const {
+    enqueue(queue_of<U>(), &item, sizeof(item), no_dependency);
+  }
+  // Enqueues an item into queue `queue` (data-driven graphs).
+  template <class Item>
+  __device__ void spawn_to(std::uint32_t queue, const Item& item) const {
+    static_assert(std::is_trivially_copyable_v<Item>);
+    enqueue(queue, &item, sizeof(item), no_dependency);
+  }
+
+  // Spawns a task of type U that runs once `dep` received `n` resolutions (resolutions that
+  // came earlier count). The task waits in the waiting storage meanwhile.
+  template <class U>
+  __device__ void spawn_when(Dependency& dep, const typename U::Item& item, std::int32_t n) const {
+    spawn_when_to(queue_of<U>(), dep, item, n);
+  }
+  template <class Item>
+  __device__ void spawn_when_to(std::uint32_t queue, Dependency& dep, const Item& item, std::int32_t n) const {
+    const std::uint64_t id = dependency_id(dep);
+    record(DependencyEventKind::park, id, n, queue);
+    const WaitingStorageView& ws = g_->waiting;
+    apiary::spawn_when(
+        dep, n,
+        [&] {
+          const std::uint32_t slot = ws.reserve(id ^ (std::uint64_t(blockIdx.x) << 32) ^ threadIdx.x);
+          if (slot != no_slot) ws.write(slot, queue, &item, sizeof(Item), id);
+          return slot;
+        },
+        [&] {
+          record(DependencyEventKind::release, id, 0, queue);
+          enqueue(queue, &item, sizeof(Item), id);
+        },
+        [&](std::uint32_t slot) { release(slot, id); });
+  }
+
+  // One resolution of `dep`; the resolution that completes it moves the waiting task to its queue.
+  __device__ void resolve(Dependency& dep) const {
+    const std::uint64_t id = dependency_id(dep);
+    record(DependencyEventKind::resolve, id, 0, no_task);
+    apiary::resolve(dep, [&](std::uint32_t slot) { release(slot, id); });
+  }
+
+  // Adds k expected resolutions to a dependency this task holds a count of (see dependency.hpp).
+  __device__ void retain(Dependency& dep, std::int32_t k) const { apiary::retain(dep, k); }
+
+  // A dependency from the runtime's pool (zeroed before each run); nullptr and a
+  // dependency_pool_full error when the pool (Config::dependency_capacity) is exhausted.
+  __device__ Dependency* new_dependency() const {
+    const std::uint32_t i = DeviceAtomic<std::uint32_t>(*g_->pool.next).fetch_add(1, mo::relaxed);
+    if (i < g_->pool.capacity) return &g_->pool.deps[i];
+    raise_error(g_->state->error, ErrorCode::dependency_pool_full, 0, g_->pool.capacity, i + 1);
+    return nullptr;
+  }
+  // Dependency i of the runtime's pool (the host hands out indices through Runtime::dependencies()).
+  __device__ Dependency& dependency(std::uint32_t i) const { return g_->pool.deps[i]; }
+
+  // Ends the run after the running tasks finish; queued tasks do not run.
+  __device__ void stop() const { g_->controller().set_status(RunStatus::stopped); }
+  // True once the run is ending (stop, watchdog, error): long-running tasks may poll it.
+  __device__ bool cancelled() const { return !g_->controller().running(); }
+  // The current phase and how many phase changes happened so far.
+  __device__ PhaseWord phase() const { return g_->controller().current(); }
+  // This task's index in the trace (no_task when tracing is off).
+  __device__ std::uint32_t trace_task() const { return trace_task_; }
+
+ private:
+  template <class U>
+  __device__ static constexpr std::uint32_t queue_of() {
+    static_assert(Traits::declared, "apiary: spawn<U> needs a declared graph; use spawn_to(queue, item)");
+    constexpr std::uint32_t q = Traits::template queue_of<U>;
+    static_assert(q != ~0u, "apiary: spawn<U>: U is not a task type of this graph");
+    return q;
+  }
+
+  // Warp-aggregated enqueue: the threads of a warp that enqueue to the same queue at the same
+  // time reserve their tickets with one atomic and commit them with one more.
+  __device__ void enqueue(std::uint32_t q, const void* item, std::uint32_t bytes, std::uint64_t tag) const {
+    const QueueView& queue = g_->queues[q];
+    const std::uint32_t active = __activemask();
+    const std::uint32_t peers = __match_any_sync(active, q);
+    const std::uint32_t lane = detail::lane_id();
+    const std::uint32_t leader = __ffs(peers) - 1;
+    const std::uint32_t rank = __popc(peers & ((1u << lane) - 1u));
+    const std::uint32_t count = __popc(peers);
+    unsigned long long first = 0;
+    int reserved = 1;
+    if (lane == leader) {
+      g_->controller().add_pending(q, count);
+      std::uint64_t f = 0;
+      reserved = queue.reserve(count, f) ? 1 : 0;
+      first = f;
+    }
+    first = __shfl_sync(peers, first, leader);
+    reserved = __shfl_sync(peers, reserved, leader);
+    if (!reserved) return;  // queue_full was raised; the run stops
+    const std::uint64_t ticket = first + rank;
+    if (queue.wait_free(ticket)) {
+      queue.write(ticket, item, bytes, tag);
+      queue.publish(ticket);
+    }
+    __syncwarp(peers);
+    if (lane == leader) queue.commit(count);
+  }
+
+  // Moves a parked task from the waiting storage to its queue.
+  __device__ void release(std::uint32_t slot, std::uint64_t id) const {
+    alignas(8) std::byte buffer[max_item_bytes];
+    const std::uint32_t q = g_->waiting.extract(slot, buffer);
+    record(DependencyEventKind::release, id, 0, q);
+    enqueue(q, buffer, g_->queues[q].stride, id);
+  }
+
+  __device__ void record(DependencyEventKind kind, std::uint64_t id, std::int32_t count, std::uint32_t queue) const {
+    if (!g_->trace.enabled()) return;
+    g_->trace.event(DependencyEvent{global_timer_ns(), id, static_cast<std::uint32_t>(kind), trace_task_, count, queue});
+  }
+
+  const DeviceGraph* g_;
+  std::uint32_t trace_task_;
+};
+
+}  // namespace apiary

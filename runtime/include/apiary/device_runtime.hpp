@@ -1,0 +1,92 @@
+// The host half of the runtime that does not depend on the task code: it owns the device
+// structures of a graph (queues, waiting storage, dependency pool, run state, trace buffers),
+// seeds them, supervises a running scheduler (watchdog) and turns the end state into a Report
+// or an exception. Runtime<Graph> (runtime.cuh) adds the compiled task code.
+#pragma once
+
+#include <apiary/config.hpp>
+#include <apiary/device_graph.hpp>
+#include <apiary/phase_table.hpp>
+#include <apiary/report.hpp>
+#include <apiary/trace.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace apiary {
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  std::uint32_t sm_count = 0;
+  std::uint32_t max_shared_per_block = 0;   // opt-in maximum
+  std::uint32_t max_threads_per_sm = 0;
+};
+
+// Fails with CudaError ("no CUDA device ...") where there is no usable GPU.
+DeviceInfo query_device(int ordinal);
+
+class DeviceRuntime {
+ public:
+  // `max_item_bytes`: the largest work item of the compiled task types (sizes the waiting
+  // storage slots and the release buffers).
+  DeviceRuntime(PhaseTable table, Config config, std::uint32_t max_item_bytes);
+  ~DeviceRuntime();
+  DeviceRuntime(const DeviceRuntime&) = delete;
+  DeviceRuntime& operator=(const DeviceRuntime&) = delete;
+
+  const PhaseTable& table() const { return table_; }
+  const Config& config() const { return config_; }
+  const DeviceInfo& device() const { return device_; }
+  cudaStream_t stream() const { return stream_; }
+
+  // Appends `count` items of `item_size` bytes to queue `queue` before a run. Throws
+  // CapacityError naming the queue and config key when they do not fit.
+  void seed(std::uint32_t queue, const void* items, std::size_t count, std::size_t item_size);
+  // The runtime's dependency pool (Config::dependency_capacity entries, zeroed before each run).
+  Dependency* dependency_pool() const;
+
+  // Scheduler protocol: begin_run() resets the run state and returns the device view; the
+  // scheduler launches its kernels on stream() and calls supervise(), which returns when
+  // the work ended or the watchdog stopped it; then finish_run() builds the report.
+  DeviceGraph begin_run();
+  void note_launch(const std::string& scheduler, unsigned grid, unsigned block, unsigned shared);
+  void supervise();
+  // Reads the end state. Throws CapacityError/StallError/Error when the run failed (the
+  // message carries the report).
+  Report finish_run();
+
+  // The trace of the last run (Config::trace).
+  const Trace& trace() const { return trace_; }
+
+ private:
+  struct Buffers;
+  void allocate();
+  void reset_run_state();
+  RunState read_state() const;
+  Report build_report(const RunState& state) const;
+  void collect_trace();
+  [[noreturn]] void throw_failure(const RunState& state, Report report) const;
+
+  PhaseTable table_;
+  Config config_;
+  DeviceInfo device_;
+  std::uint32_t max_item_bytes_;
+  std::unique_ptr<Buffers> buffers_;
+  cudaStream_t stream_ = nullptr;
+  cudaStream_t monitor_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  std::string scheduler_ = "none";
+  std::string launch_;
+  bool watchdog_fired_ = false;
+  bool kernel_hung_ = false;
+  Trace trace_;
+};
+
+}  // namespace apiary

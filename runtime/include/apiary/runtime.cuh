@@ -1,0 +1,95 @@
+// apiary::Runtime<Graph>: the user-facing runtime. Declare task types and phases, seed
+// tasks, run with any scheduler:
+//
+//   apiary::Runtime<Graph> rt{apiary::Config::load("configs/table.json")};
+//   rt.seed<CreateLeg>(legs);
+//   apiary::Report r = rt.run(apiary::Scheduler::megakernel);
+//
+// Data-driven graphs (DataGraph<Code>) take their phase table at construction.
+#pragma once
+
+#include <apiary/config.hpp>
+#include <apiary/context.cuh>
+#include <apiary/device_runtime.hpp>
+#include <apiary/error.hpp>
+#include <apiary/graph.hpp>
+#include <apiary/report.hpp>
+#include <apiary/schedulers/megakernel.cuh>
+#include <apiary/trace.hpp>
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace apiary {
+
+template <class Graph>
+class Runtime {
+ public:
+  using Traits = GraphTraits<Graph>;
+  static constexpr std::uint32_t max_item_bytes = Context<Graph>::max_item_bytes;
+
+  explicit Runtime(Config config = {})
+    requires Traits::declared
+      : impl_(declared_table(config), config, max_item_bytes) {}
+
+  Runtime(PhaseTable table, Config config)
+    requires(!Traits::declared)
+      : impl_(std::move(table), std::move(config), max_item_bytes) {}
+
+  // Adds tasks of type T before a run.
+  template <class T>
+  void seed(std::span<const typename T::Item> items)
+    requires Traits::declared
+  {
+    constexpr std::uint32_t q = Traits::template queue_of<T>;
+    static_assert(q != ~0u, "apiary: seed<T>: T is not a task type of this graph");
+    impl_.seed(q, items.data(), items.size(), sizeof(typename T::Item));
+  }
+  template <class T>
+  void seed(const std::vector<typename T::Item>& items)
+    requires Traits::declared
+  {
+    seed<T>(std::span<const typename T::Item>(items));
+  }
+  // Adds items to queue `queue` (data-driven graphs; also works for declared graphs).
+  template <class Item>
+  void seed_queue(std::uint32_t queue, std::span<const Item> items) {
+    impl_.seed(queue, items.data(), items.size(), sizeof(Item));
+  }
+
+  // The runtime's dependency pool in device memory (Config::dependency_capacity entries,
+  // zeroed before each run); tasks reach entry i through ctx.dependency(i).
+  Dependency* dependencies() const { return impl_.dependency_pool(); }
+
+  // Runs until every queue and the waiting storage are empty and nothing runs, or a task
+  // calls ctx.stop(). Throws CapacityError / StallError / Error (with the report) on failure.
+  Report run() { return run(impl_.config().scheduler); }
+  Report run(Scheduler scheduler) {
+    switch (scheduler) {
+      case Scheduler::megakernel: run_megakernel<Graph>(impl_); break;
+      default:
+        throw InputError("scheduler",
+                         std::string(to_string(scheduler)) +
+                             " is not part of this build yet; the megakernel scheduler runs every graph");
+    }
+    return impl_.finish_run();
+  }
+
+  // The trace of the last run (when Config::trace is set).
+  const Trace& trace() const { return impl_.trace(); }
+  const PhaseTable& table() const { return impl_.table(); }
+  const Config& config() const { return impl_.config(); }
+  const DeviceInfo& device() const { return impl_.device(); }
+
+ private:
+  static PhaseTable declared_table(const Config& config) {
+    auto layouts = Traits::layouts();
+    for (auto& q : layouts) q.capacity = config.capacity_for(q.name, &q.capacity_key);
+    return PhaseTable(std::move(layouts), Traits::cyclic);
+  }
+
+  DeviceRuntime impl_;
+};
+
+}  // namespace apiary

@@ -1,0 +1,433 @@
+#include <apiary/cuda_check.hpp>
+#include <apiary/device_buffer.hpp>
+#include <apiary/device_runtime.hpp>
+#include <apiary/error.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <thread>
+
+namespace apiary {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <class T>
+void to_device(T* dst, const T* src, std::size_t count = 1) {
+  APIARY_CUDA_CHECK(cudaMemcpy(dst, src, count * sizeof(T), cudaMemcpyHostToDevice));
+}
+template <class T>
+void to_host(T* dst, const T* src, std::size_t count = 1) {
+  APIARY_CUDA_CHECK(cudaMemcpy(dst, src, count * sizeof(T), cudaMemcpyDeviceToHost));
+}
+
+std::string describe_capacity_key(const QueueLayout& q) {
+  return q.capacity_key.empty() ? std::string("queue_capacity") : q.capacity_key;
+}
+
+}  // namespace
+
+DeviceInfo query_device(int ordinal) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0)
+    throw CudaError(std::string("no CUDA device is available (") +
+                    (status == cudaSuccess ? "cudaGetDeviceCount found 0 devices" : cudaGetErrorString(status)) +
+                    "): apiary runs task graphs on an NVIDIA GPU (built for sm_90a: H100/H200)");
+  if (ordinal < 0 || ordinal >= count)
+    throw InputError("device", "device " + std::to_string(ordinal) + " does not exist; this machine has " +
+                                   std::to_string(count) + " CUDA device(s)");
+  cudaDeviceProp prop{};
+  APIARY_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+  DeviceInfo info;
+  info.ordinal = ordinal;
+  info.name = prop.name;
+  info.sm_count = static_cast<std::uint32_t>(prop.multiProcessorCount);
+  info.max_shared_per_block = static_cast<std::uint32_t>(prop.sharedMemPerBlockOptin);
+  info.max_threads_per_sm = static_cast<std::uint32_t>(prop.maxThreadsPerMultiProcessor);
+  return info;
+}
+
+struct DeviceRuntime::Buffers {
+  DeviceBuffer<RunState> state;
+  DeviceBuffer<QueueCounters> queue_counters;
+  std::vector<DeviceBuffer<std::uint64_t>> seq, tags, items;  // items as 8-byte words
+  DeviceBuffer<std::uint32_t> ws_reserved, ws_filled, ws_queue;
+  DeviceBuffer<std::uint64_t> ws_tags, ws_items;
+  DeviceBuffer<WaitingStorageCounters> ws_counters;
+  std::uint32_t ws_stride = 0;
+  DeviceBuffer<Dependency> deps;
+  DeviceBuffer<std::uint32_t> dep_next;
+  DeviceBuffer<TaskRecord> records;
+  DeviceBuffer<DependencyEvent> events;
+  DeviceBuffer<TraceCursors> cursors;
+  std::uint64_t* pinned = nullptr;  // [0] progress read-back, [1] status to write
+  bool failed = false;
+};
+
+DeviceRuntime::DeviceRuntime(PhaseTable table, Config config, std::uint32_t max_item_bytes)
+    : table_(std::move(table)), config_(std::move(config)), max_item_bytes_(max_item_bytes),
+      buffers_(std::make_unique<Buffers>()) {
+  device_ = query_device(config_.device);
+  APIARY_CUDA_CHECK(cudaSetDevice(device_.ordinal));
+  if (table_.max_item_size() > max_item_bytes_)
+    throw InputError("task graph", "a queue's item size exceeds the largest compiled work item");
+  allocate();
+  APIARY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  APIARY_CUDA_CHECK(cudaStreamCreateWithFlags(&monitor_, cudaStreamNonBlocking));
+  APIARY_CUDA_CHECK(cudaEventCreate(&start_));
+  APIARY_CUDA_CHECK(cudaEventCreate(&stop_));
+}
+
+DeviceRuntime::~DeviceRuntime() {
+  if (kernel_hung_) return;  // the device is stuck; freeing would block forever
+  if (stream_) cudaStreamSynchronize(stream_);
+  if (buffers_ && buffers_->pinned) cudaFreeHost(buffers_->pinned);
+  if (start_) cudaEventDestroy(start_);
+  if (stop_) cudaEventDestroy(stop_);
+  if (stream_) cudaStreamDestroy(stream_);
+  if (monitor_) cudaStreamDestroy(monitor_);
+}
+
+void DeviceRuntime::allocate() {
+  Buffers& b = *buffers_;
+  b.state = DeviceBuffer<RunState>(1);
+  const std::uint32_t n = table_.num_queues();
+  b.queue_counters = DeviceBuffer<QueueCounters>(n);
+  for (std::uint32_t q = 0; q < n; ++q) {
+    const QueueLayout& layout = table_.queues()[q];
+    const std::uint64_t cap = queue_ring_capacity(layout.capacity);
+    b.seq.emplace_back(cap);
+    b.items.emplace_back(cap * queue_stride(layout.item_size) / 8, false);
+    b.tags.emplace_back(config_.trace ? cap : 0);
+  }
+  const std::uint32_t ws_cap = config_.waiting_storage_capacity;
+  b.ws_stride = queue_stride(max_item_bytes_);
+  b.ws_reserved = DeviceBuffer<std::uint32_t>(ws_cap);
+  b.ws_filled = DeviceBuffer<std::uint32_t>(ws_cap);
+  b.ws_queue = DeviceBuffer<std::uint32_t>(ws_cap);
+  b.ws_tags = DeviceBuffer<std::uint64_t>(config_.trace ? ws_cap : 0);
+  b.ws_items = DeviceBuffer<std::uint64_t>(std::size_t(ws_cap) * b.ws_stride / 8, false);
+  b.ws_counters = DeviceBuffer<WaitingStorageCounters>(1);
+  b.deps = DeviceBuffer<Dependency>(config_.dependency_capacity);
+  b.dep_next = DeviceBuffer<std::uint32_t>(1);
+  if (config_.trace) {
+    b.records = DeviceBuffer<TaskRecord>(config_.trace_capacity, false);
+    b.events = DeviceBuffer<DependencyEvent>(config_.trace_event_capacity, false);
+  }
+  b.cursors = DeviceBuffer<TraceCursors>(1);
+  APIARY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&b.pinned), 2 * sizeof(std::uint64_t)));
+}
+
+Dependency* DeviceRuntime::dependency_pool() const { return buffers_->deps.get(); }
+
+void DeviceRuntime::seed(std::uint32_t queue, const void* items, std::size_t count, std::size_t item_size) {
+  if (queue >= table_.num_queues()) throw InputError("seed", "queue index " + std::to_string(queue) + " out of range");
+  const QueueLayout& layout = table_.queues()[queue];
+  if (item_size != layout.item_size)
+    throw InputError("seed", "item size " + std::to_string(item_size) + " does not match task type '" + layout.name +
+                                 "' (" + std::to_string(layout.item_size) + " bytes)");
+  if (count == 0) return;
+  Buffers& b = *buffers_;
+  QueueCounters counters{};
+  to_host(&counters, b.queue_counters.get() + queue);
+  const std::uint64_t cap = queue_ring_capacity(layout.capacity);
+  const std::uint64_t outstanding = counters.tail - counters.head;
+  if (outstanding + count > cap)
+    throw CapacityError("queue '" + layout.name + "' cannot take " + std::to_string(count) + " seeded tasks: capacity " +
+                        std::to_string(cap) + ", " + std::to_string(outstanding) +
+                        " already queued. Raise the config key '" + describe_capacity_key(layout) + "'.");
+  const std::uint32_t stride = queue_stride(layout.item_size);
+  std::vector<std::uint64_t> words(count * stride / 8, 0);
+  std::vector<std::uint64_t> seq(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::memcpy(reinterpret_cast<std::byte*>(words.data()) + i * stride,
+                static_cast<const std::byte*>(items) + i * item_size, item_size);
+    const std::uint64_t ticket = counters.tail + i;
+    seq[i] = (ticket & ~(cap - 1)) + 1;  // published (queue.hpp)
+  }
+  // The tickets may wrap around the ring: copy in up to two contiguous pieces.
+  std::size_t done = 0;
+  while (done < count) {
+    const std::uint64_t slot = (counters.tail + done) & (cap - 1);
+    const std::size_t piece = std::min<std::size_t>(count - done, cap - slot);
+    to_device(b.items[queue].get() + slot * stride / 8, words.data() + done * stride / 8, piece * stride / 8);
+    to_device(b.seq[queue].get() + slot, seq.data() + done, piece);
+    done += piece;
+  }
+  counters.tail += count;
+  counters.available += std::int64_t(count);
+  to_device(b.queue_counters.get() + queue, &counters);
+}
+
+DeviceGraph DeviceRuntime::begin_run() {
+  Buffers& b = *buffers_;
+  if (b.failed)
+    throw Error("a previous run of this runtime failed and left its device structures inconsistent; "
+                "create a new Runtime to run again");
+  reset_run_state();
+  DeviceGraph g{};
+  for (std::uint32_t q = 0; q < table_.num_queues(); ++q) {
+    const QueueLayout& layout = table_.queues()[q];
+    QueueView& v = g.queues[q];
+    v.counters = b.queue_counters.get() + q;
+    v.seq = b.seq[q].get();
+    v.items = reinterpret_cast<std::byte*>(b.items[q].get());
+    v.tags = config_.trace ? b.tags[q].get() : nullptr;
+    v.mask = queue_ring_capacity(layout.capacity) - 1;
+    v.stride = queue_stride(layout.item_size);
+    v.index = q;
+    v.error = &b.state.get()->error;
+  }
+  g.table = table_.view();
+  g.state = b.state.get();
+  g.waiting.reserved = b.ws_reserved.get();
+  g.waiting.filled = b.ws_filled.get();
+  g.waiting.queue_of = b.ws_queue.get();
+  g.waiting.tag_of = config_.trace ? b.ws_tags.get() : nullptr;
+  g.waiting.items = reinterpret_cast<std::byte*>(b.ws_items.get());
+  g.waiting.counters = b.ws_counters.get();
+  g.waiting.capacity = config_.waiting_storage_capacity;
+  g.waiting.stride = b.ws_stride;
+  g.waiting.error = &b.state.get()->error;
+  g.pool = DependencyPool{b.deps.get(), b.dep_next.get(), config_.dependency_capacity};
+  if (config_.trace) {
+    g.trace = TraceWriter{b.records.get(), b.events.get(), b.cursors.get(), config_.trace_capacity,
+                          config_.trace_event_capacity};
+  }
+  watchdog_fired_ = false;
+  APIARY_CUDA_CHECK(cudaEventRecord(start_, stream_));
+  return g;
+}
+
+void DeviceRuntime::reset_run_state() {
+  Buffers& b = *buffers_;
+  const std::uint32_t n = table_.num_queues();
+  std::vector<QueueCounters> counters(n);
+  to_host(counters.data(), b.queue_counters.get(), n);
+  RunState state{};
+  std::vector<std::uint64_t> per_slot(max_phases + 1, 0);
+  const PhaseTableView view = table_.view();
+  for (std::uint32_t q = 0; q < n; ++q) {
+    const std::uint64_t queued = counters[q].tail - counters[q].head;
+    per_slot[view.pending_slot(q)] += queued;
+    state.pending[view.pending_slot(q)].value += queued;
+    state.pending_total.value += queued;
+    counters[q].executed = 0;
+  }
+  to_device(b.queue_counters.get(), counters.data(), n);
+  state.phase_word = PhaseWord{first_phase_with_work(view, per_slot.data()), 0}.pack();
+  state.status = static_cast<std::uint32_t>(RunStatus::running);
+  to_device(b.state.get(), &state);
+  b.deps.zero();
+  b.dep_next.zero();
+  b.cursors.zero();
+}
+
+void DeviceRuntime::note_launch(const std::string& scheduler, unsigned grid, unsigned block, unsigned shared) {
+  scheduler_ = scheduler;
+  std::ostringstream s;
+  s << scheduler << ": " << grid << " blocks x " << block << " threads, " << shared << " B dynamic shared memory";
+  launch_ = s.str();
+}
+
+void DeviceRuntime::supervise() {
+  APIARY_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  Buffers& b = *buffers_;
+  const auto watchdog = std::chrono::duration<double>(config_.watchdog_seconds);
+  std::uint64_t last_progress = ~0ull;
+  auto last_change = Clock::now();
+  auto sleep = std::chrono::microseconds(20);
+  for (;;) {
+    const cudaError_t status = cudaEventQuery(stop_);
+    if (status == cudaSuccess) return;
+    if (status != cudaErrorNotReady) APIARY_CUDA_CHECK(status);
+    std::this_thread::sleep_for(sleep);
+    sleep = std::min(sleep * 2, std::chrono::microseconds(2000));
+    APIARY_CUDA_CHECK(cudaMemcpyAsync(&b.pinned[0], &b.state.get()->progress, sizeof(std::uint64_t),
+                                      cudaMemcpyDeviceToHost, monitor_));
+    APIARY_CUDA_CHECK(cudaStreamSynchronize(monitor_));
+    const auto now = Clock::now();
+    if (b.pinned[0] != last_progress) {
+      last_progress = b.pinned[0];
+      last_change = now;
+      continue;
+    }
+    if (now - last_change < watchdog) continue;
+    // No batch finished for the whole watchdog period: stop the schedulers.
+    watchdog_fired_ = true;
+    b.pinned[1] = static_cast<std::uint64_t>(RunStatus::aborted);
+    APIARY_CUDA_CHECK(cudaMemcpyAsync(&b.state.get()->status, &b.pinned[1], sizeof(std::uint32_t),
+                                      cudaMemcpyHostToDevice, monitor_));
+    APIARY_CUDA_CHECK(cudaStreamSynchronize(monitor_));
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (cudaEventQuery(stop_) == cudaErrorNotReady) {
+      if (Clock::now() > deadline) {
+        kernel_hung_ = true;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return;
+  }
+}
+
+RunState DeviceRuntime::read_state() const {
+  RunState state{};
+  to_host(&state, buffers_->state.get());
+  return state;
+}
+
+Report DeviceRuntime::build_report(const RunState& state) const {
+  const Buffers& b = *buffers_;
+  Report r;
+  r.scheduler = scheduler_;
+  r.device = device_.name;
+  r.launch = launch_;
+  r.status = static_cast<RunStatus>(state.status);
+  r.phase_changes = PhaseWord::unpack(state.phase_word).epoch;
+  const std::uint32_t n = table_.num_queues();
+  std::vector<QueueCounters> counters(n);
+  to_host(counters.data(), b.queue_counters.get(), n);
+  for (std::uint32_t q = 0; q < n; ++q) {
+    const QueueLayout& layout = table_.queues()[q];
+    QueueReport qr;
+    qr.name = layout.name;
+    qr.phase = layout.phase;
+    qr.executed = counters[q].executed;
+    qr.queued = counters[q].tail - counters[q].head;
+    qr.capacity = queue_ring_capacity(layout.capacity);
+    r.total_executed += qr.executed;
+    r.queues.push_back(qr);
+  }
+  const std::uint32_t ws_cap = config_.waiting_storage_capacity;
+  if (ws_cap > 0) {
+    std::vector<std::uint32_t> filled(ws_cap), queue_of(ws_cap);
+    to_host(filled.data(), b.ws_filled.get(), ws_cap);
+    to_host(queue_of.data(), b.ws_queue.get(), ws_cap);
+    for (std::uint32_t s = 0; s < ws_cap; ++s) {
+      if (!filled[s]) continue;
+      ++r.parked;
+      if (queue_of[s] < n) ++r.queues[queue_of[s]].parked;
+    }
+  }
+  std::uint32_t used = 0;
+  to_host(&used, b.dep_next.get());
+  used = std::min(used, config_.dependency_capacity);
+  if (used > 0) {
+    std::vector<Dependency> deps(used);
+    to_host(deps.data(), b.deps.get(), used);
+    for (std::uint32_t i = 0; i < used; ++i) {
+      if (deps[i].counter == 0) continue;
+      ++r.unresolved_dependencies;
+      if (r.unresolved_examples.size() < 8)
+        r.unresolved_examples.push_back("dependency #" + std::to_string(i) + ": counter " +
+                                        std::to_string(deps[i].counter) +
+                                        (deps[i].counter > 0 ? " (resolutions still expected)" : " (resolved before its spawn)"));
+    }
+  }
+  return r;
+}
+
+void DeviceRuntime::collect_trace() {
+  const Buffers& b = *buffers_;
+  TraceCursors cursors{};
+  to_host(&cursors, b.cursors.get());
+  trace_ = Trace{};
+  trace_.device = device_.name;
+  trace_.scheduler = scheduler_;
+  trace_.num_sms = device_.sm_count;
+  trace_.num_phases = static_cast<int>(table_.num_phases());
+  trace_.cyclic = table_.cyclic();
+  for (const auto& q : table_.queues()) {
+    trace_.queue_names.push_back(q.name);
+    trace_.queue_phase.push_back(q.phase);
+  }
+  const std::uint64_t tasks = std::min<std::uint64_t>(cursors.tasks, config_.trace_capacity);
+  const std::uint64_t events = std::min<std::uint64_t>(cursors.events, config_.trace_event_capacity);
+  trace_.dropped_tasks = cursors.tasks - tasks;
+  trace_.dropped_events = cursors.events - events;
+  trace_.tasks.resize(tasks);
+  trace_.events.resize(events);
+  if (tasks) to_host(trace_.tasks.data(), b.records.get(), tasks);
+  if (events) to_host(trace_.events.data(), b.events.get(), events);
+}
+
+Report DeviceRuntime::finish_run() {
+  if (kernel_hung_) {
+    Report r;
+    throw StallError("the watchdog stopped the run after " + std::to_string(config_.watchdog_seconds) +
+                     " s without progress, but the " + scheduler_ +
+                     " kernel did not end within 10 s: a task does not return (a task that waits for "
+                     "something should poll ctx.cancelled()). The GPU stays busy; end the process.");
+  }
+  const cudaError_t sync = cudaStreamSynchronize(stream_);
+  if (sync != cudaSuccess) {
+    buffers_->failed = true;
+    APIARY_CUDA_CHECK(sync);
+  }
+  float ms = 0;
+  APIARY_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  const RunState state = read_state();
+  Report report = build_report(state);
+  report.wall_ms = ms;
+  const bool ended_well = (report.status == RunStatus::finished || report.status == RunStatus::stopped) &&
+                          state.error.code == 0;
+  if (config_.trace && ended_well) collect_trace();
+  if (!ended_well) throw_failure(state, std::move(report));
+  return report;
+}
+
+void DeviceRuntime::throw_failure(const RunState& state, Report report) const {
+  buffers_->failed = true;
+  const ErrorWord& e = state.error;
+  const auto code = static_cast<ErrorCode>(e.code);
+  std::ostringstream msg;
+  switch (code) {
+    case ErrorCode::queue_full: {
+      const QueueLayout& q = table_.queues().at(e.where);
+      msg << "queue '" << q.name << "' overflowed: capacity " << e.capacity << " tasks (requested " << q.capacity
+          << ", rounded up to a power of two), " << e.detail << " were outstanding at once. Raise the config key '"
+          << describe_capacity_key(q) << "'.";
+      report.errors.push_back(msg.str());
+      throw CapacityError(msg.str() + "\n" + report.format());
+    }
+    case ErrorCode::waiting_storage_full:
+      msg << "the waiting storage is full: " << e.capacity
+          << " slots hold tasks parked on dependencies. Raise the config key 'waiting_storage_capacity'.";
+      report.errors.push_back(msg.str());
+      throw CapacityError(msg.str() + "\n" + report.format());
+    case ErrorCode::dependency_pool_full:
+      msg << "the runtime's dependency pool is exhausted: " << e.capacity
+          << " dependencies. Raise the config key 'dependency_capacity'.";
+      report.errors.push_back(msg.str());
+      throw CapacityError(msg.str() + "\n" + report.format());
+    case ErrorCode::parked_without_producer:
+      msg << "the run cannot finish: " << e.detail
+          << " task(s) wait in the waiting storage for dependencies that are never resolved (no task is queued "
+             "or running that could resolve them).";
+      report.errors.push_back(msg.str());
+      throw StallError(msg.str() + "\n" + report.format());
+    case ErrorCode::phase_already_ended:
+      msg << e.detail << " task(s) were queued for phase " << e.where
+          << " after it ended; this graph is not cyclic, so they can never run. Declare it cyclic "
+             "(CyclicPhaseQueue) or move their task type to a later phase.";
+      report.errors.push_back(msg.str());
+      throw Error(msg.str() + "\n" + report.format());
+    default:
+      break;
+  }
+  if (watchdog_fired_) {
+    msg << "the watchdog stopped the run: no task batch finished for " << config_.watchdog_seconds
+        << " s (config key 'watchdog_seconds').";
+    report.errors.push_back(msg.str());
+    throw StallError(msg.str() + "\n" + report.format());
+  }
+  msg << "the run ended with status " << to_string(report.status) << " (error code " << e.code << ")";
+  report.errors.push_back(msg.str());
+  throw Error(msg.str() + "\n" + report.format());
+}
+
+}  // namespace apiary
