@@ -197,6 +197,7 @@ DeviceGraph DeviceRuntime::begin_run() {
     g.trace = TraceWriter{b.records.get(), b.events.get(), b.cursors.get(), config_.trace_capacity,
                           config_.trace_event_capacity};
   }
+  g.user_data = user_data_;
   watchdog_fired_ = false;
   APIARY_CUDA_CHECK(cudaEventRecord(start_, stream_));
   return g;

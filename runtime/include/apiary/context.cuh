@@ -39,7 +39,8 @@ class Context {
   using Traits = GraphTraits<Graph>;
   static constexpr std::uint32_t max_item_bytes = queue_stride(detail::MaxItemSize<typename Traits::Codes>::value);
 
-  __device__ Context(const DeviceGraph& graph, std::uint32_t trace_task) : g_(&graph), trace_task_(trace_task) {}
+  __device__ Context(const DeviceGraph& graph, std::uint32_t queue, std::uint32_t trace_task)
+      : g_(&graph), queue_(queue), trace_task_(trace_task) {}
 
   // Enqueues a task of type U (declared graphs).
   template <class U>
@@ -91,10 +92,15 @@ class Context {
   // A dependency from the runtime's pool (zeroed before each run); nullptr and a
   // dependency_pool_full error when the pool (Config::dependency_capacity) is exhausted.
   __device__ Dependency* new_dependency() const {
+    const std::uint32_t i = new_dependency_index();
+    return i == no_slot ? nullptr : &g_->pool.deps[i];
+  }
+  // The same, as an index for ctx.dependency(i) (fits in work items); no_slot when exhausted.
+  __device__ std::uint32_t new_dependency_index() const {
     const std::uint32_t i = DeviceAtomic<std::uint32_t>(*g_->pool.next).fetch_add(1, mo::relaxed);
-    if (i < g_->pool.capacity) return &g_->pool.deps[i];
-    raise_error(g_->state->error, ErrorCode::dependency_pool_full, 0, g_->pool.capacity, i + 1);
-    return nullptr;
+    if (i < g_->pool.capacity) return i;
+    raise_error(g_->state->error, ErrorCode::dependency_pool_full, 0, g_->pool.capacity, std::uint64_t(i) + 1);
+    return no_slot;
   }
   // Dependency i of the runtime's pool (the host hands out indices through Runtime::dependencies()).
   __device__ Dependency& dependency(std::uint32_t i) const { return g_->pool.deps[i]; }
@@ -107,6 +113,13 @@ class Context {
   __device__ PhaseWord phase() const { return g_->controller().current(); }
   // This task's index in the trace (no_task when tracing is off).
   __device__ std::uint32_t trace_task() const { return trace_task_; }
+  // The queue (task type index in the phase table) this task came from.
+  __device__ std::uint32_t queue() const { return queue_; }
+  // The pointer given to Runtime::set_user_data (device memory the tasks read).
+  template <class T>
+  __device__ const T* user_data() const {
+    return static_cast<const T*>(g_->user_data);
+  }
 
  private:
   template <class U>
@@ -161,6 +174,7 @@ class Context {
   }
 
   const DeviceGraph* g_;
+  std::uint32_t queue_;
   std::uint32_t trace_task_;
 };
 

@@ -27,6 +27,7 @@ struct DeviceGraph {
   WaitingStorageView waiting;
   DependencyPool pool;
   TraceWriter trace;
+  const void* user_data = nullptr;  // Runtime::set_user_data: parameters every task can read
 
   APIARY_HD PhaseController controller() const { return PhaseController{state, &table}; }
 };

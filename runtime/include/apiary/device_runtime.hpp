@@ -52,6 +52,9 @@ class DeviceRuntime {
   // The runtime's dependency pool (Config::dependency_capacity entries, zeroed before each run).
   Dependency* dependency_pool() const;
 
+  // A device pointer every task can read through ctx.user_data<T>().
+  void set_user_data(const void* data) { user_data_ = data; }
+
   // Scheduler protocol: begin_run() resets the run state and returns the device view; the
   // scheduler launches its kernels on stream() and calls supervise(), which returns when
   // the work ended or the watchdog stopped it; then finish_run() builds the report.
@@ -84,6 +87,7 @@ class DeviceRuntime {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   std::string scheduler_ = "none";
   std::string launch_;
+  const void* user_data_ = nullptr;
   bool watchdog_fired_ = false;
   bool kernel_hung_ = false;
   Trace trace_;

@@ -58,6 +58,9 @@ class Runtime {
     impl_.seed(queue, items.data(), items.size(), sizeof(Item));
   }
 
+  // Device memory the tasks read through ctx.user_data<T>() (parameters, input pointers).
+  void set_user_data(const void* device_pointer) { impl_.set_user_data(device_pointer); }
+
   // The runtime's dependency pool in device memory (Config::dependency_capacity entries,
   // zeroed before each run); tasks reach entry i through ctx.dependency(i).
   Dependency* dependencies() const { return impl_.dependency_pool(); }

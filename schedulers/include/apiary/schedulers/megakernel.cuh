@@ -76,7 +76,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const MegakernelLayout& l
       task = trace_index[slot];
       start = global_timer_ns();
     }
-    const Context<Graph> ctx(g, task);
+    const Context<Graph> ctx(g, q, task);
     T{}(worker, item, ctx);
     if (traced) {
       worker.sync();

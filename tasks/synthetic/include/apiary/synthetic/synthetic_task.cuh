@@ -1,0 +1,112 @@
+// The device task that runs every synthetic task type: one compiled code, one queue per JSON
+// task type (DataGraph<SyntheticTask>). It expands its children with tree_rules.hpp — the
+// same code the host model runs — does its synthetic floating-point work, and in individual
+// mode holds and resolves the dependencies of the joins whose scope it is in.
+#pragma once
+
+#include <apiary/context.cuh>
+#include <apiary/synthetic/tree_rules.hpp>
+#include <apiary/synthetic/tree_view.hpp>
+#include <apiary/worker.cuh>
+
+#include <cstdint>
+
+namespace apiary::synthetic {
+
+// Parameters the tasks read through ctx.user_data<TreeParams>() (device memory).
+struct TreeParams {
+  TreeView view;                          // arrays in device memory
+  std::uint32_t queue_of_type[max_queues];
+  std::uint32_t type_of_queue[max_queues];
+  std::uint32_t individual;               // 1: dependency mode "individual"
+  float* sink;                            // receives work results that would be impossible
+};
+
+// Bytes at the start of each task's shared memory used by the task itself (dependency indices
+// of owned joins); the config's shared_bytes follow.
+inline constexpr std::uint32_t scratch_bytes = max_joins * sizeof(std::uint32_t);
+
+// `flops` floating-point operations shared by the worker's threads (2 per FMA), on values
+// that depend on the task identity so nothing can be folded away.
+__device__ inline float synthetic_work(std::uint64_t id, std::uint32_t flops, std::uint32_t rank, std::uint32_t size) {
+  const std::uint32_t fmas = flops / 2 / size + ((flops / 2) % size > rank ? 1u : 0u);
+  float a = float(id & 0xffu) * 1e-3f + float(rank);
+  const float b = 0.999f, c = 1e-4f;
+  for (std::uint32_t i = 0; i < fmas; ++i) a = fmaf(a, b, c);
+  return a;
+}
+
+struct SyntheticTask {
+  using Item = synthetic::Item;
+  static constexpr unsigned threads = 32;  // default; every queue sets its own worker size
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "synthetic";
+
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const {
+    const TreeParams& p = *ctx.template user_data<TreeParams>();
+    const TreeView& v = p.view;
+    const std::uint32_t type = p.type_of_queue[ctx.queue()];
+    auto* owned_deps = w.template shared<std::uint32_t>();
+    const TypeView& t = v.types[type];
+
+    ScopeCounts counts{};
+    if (w.rank() == 0 && p.individual) {
+      counts = count_scope_children(v, type, item);
+      // Hand this task's counts to its in-scope children before any of them can run.
+      for (std::uint32_t i = 0; i < item.num_scopes; ++i)
+        ctx.retain(ctx.dependency(item.scope_dep[i]), std::int32_t(counts.held[i]));
+      for (std::uint32_t k = 0; k < t.num_owned_joins; ++k) owned_deps[k] = ctx.new_dependency_index();
+    }
+    w.sync();
+    spawn_children(w, ctx, p, type, item, counts, owned_deps);
+
+    const float result = synthetic_work(item.id, t.flops, w.rank(), w.size());
+    if (t.shared_bytes >= w.size() * sizeof(float)) touch_shared(w, result);
+    if (result == -1.0f) *p.sink = result;  // never true; keeps the work alive
+    w.sync();  // the whole task is done before its dependencies see it
+
+    if (w.rank() == 0 && p.individual) {
+      for (std::uint32_t i = 0; i < item.num_scopes; ++i) ctx.resolve(ctx.dependency(item.scope_dep[i]));
+      for (std::uint32_t k = 0; k < t.num_owned_joins; ++k)
+        if (v.joins[owned_join(v, type, k)].owner_is_parent) ctx.resolve(ctx.dependency(owned_deps[k]));
+    }
+  }
+
+ private:
+  // Spawn edges are spread over the worker's threads (child ordinal mod worker size); join
+  // instances are spawned by rank 0, which holds the scope counts.
+  template <class Ctx>
+  __device__ static void spawn_children(Worker w, Ctx& ctx, const TreeParams& p, std::uint32_t type, const Item& item,
+                                        const ScopeCounts& counts, const std::uint32_t* owned_deps) {
+    const TreeView& v = p.view;
+    const std::uint32_t* deps = p.individual ? owned_deps : nullptr;
+    std::uint32_t ordinal = 0;
+    for_each_spawned_child(v, type, item.id, [&](const Child& child) {
+      if (ordinal++ % w.size() != w.rank()) return;
+      ctx.spawn_to(p.queue_of_type[child.type], make_child_item(v, item, type, deps, child));
+    });
+    if (w.rank() != 0) return;
+    for_each_owned_join(v, type, item.id, [&](const Child& child) {
+      const Item join = make_child_item(v, item, type, deps, child);
+      const std::uint32_t queue = p.queue_of_type[child.type];
+      if (p.individual)
+        ctx.spawn_when_to(queue, ctx.dependency(owned_deps[child.owned]), join,
+                          std::int32_t(join_wait_count(v, type, child.owned, counts)));
+      else
+        ctx.spawn_to(queue, join);
+    });
+  }
+
+  // Uses the task's configured shared memory: each thread publishes its value, reads a
+  // neighbour's after the worker barrier.
+  __device__ static void touch_shared(Worker w, float value) {
+    float* shared = reinterpret_cast<float*>(w.template shared<std::byte>() + scratch_bytes);
+    shared[w.rank()] = value;
+    w.sync();
+    const float neighbour = shared[(w.rank() + 1) % w.size()];
+    if (neighbour == -2.0f) shared[0] = neighbour;
+  }
+};
+
+}  // namespace apiary::synthetic

@@ -1,0 +1,392 @@
+// GPU tests of the runtime and the megakernel scheduler: every result is checked against a
+// CPU reference; failures must end with a clear error, never a hang.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include "../../../apps/examples/table.cuh"
+#include "gpu_test.hpp"
+
+#include <apiary/apiary.cuh>
+#include <apiary/device_buffer.hpp>
+
+#include <limits>
+#include <random>
+
+using namespace apiary;
+
+namespace runtime_gpu_tests {
+
+template <class T>
+std::vector<T> download(const DeviceBuffer<T>& d) {
+  std::vector<T> h(d.size());
+  APIARY_CUDA_CHECK(cudaMemcpy(h.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost));
+  return h;
+}
+template <class T>
+void upload(DeviceBuffer<T>& d, const std::vector<T>& h) {
+  APIARY_CUDA_CHECK(cudaMemcpy(d.get(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+// ---- the thesis's table example ------------------------------------------------------
+
+template <class Graph, bool Individual>
+void check_tables(std::uint32_t tables) {
+  using namespace table_example;
+  DeviceBuffer<float> parts(std::size_t(tables) * parts_per_table), result(tables);
+  upload(parts, std::vector<float>(parts.size(), std::numeric_limits<float>::quiet_NaN()));
+  upload(result, std::vector<float>(tables, std::numeric_limits<float>::quiet_NaN()));
+  Config config;
+  config.trace = true;
+  config.dependency_capacity = tables;
+  Runtime<Graph> rt{config};
+  std::vector<PartJob> tops(tables);
+  for (std::uint32_t t = 0; t < tables; ++t) tops[t] = PartJob{Workshop{parts.get(), result.get()}, t, legs_per_table};
+  rt.template seed<CreateTabletop<Individual>>(tops);
+  const Report report = rt.run();
+  INFO(report.format());
+  REQUIRE(report.ok());
+  REQUIRE(report.executed("CreateLeg") == 4ull * tables);
+  REQUIRE(report.executed("AssembleTable") == tables);
+  REQUIRE(download(result) == reference_tables(tables));
+  const TraceCheckResult check = check_trace(rt.trace());
+  INFO(format(check));
+  REQUIRE(check.ok);
+  REQUIRE(rt.trace().tasks.size() == 6ull * tables);
+}
+
+TEST_CASE("table example with phases matches the CPU reference and its trace checks", "[gpu][table]") {
+  check_tables<table_example::PhasedGraph, false>(5000);
+}
+TEST_CASE("table example with individual dependencies matches the CPU reference and its trace checks",
+          "[gpu][table]") {
+  check_tables<table_example::DependencyGraph, true>(5000);
+}
+
+// ---- worker sizes: barriers, ranks, shared memory --------------------------------------
+
+struct SumJob {
+  std::uint32_t index;
+  std::uint32_t seed;
+  std::uint32_t* out;
+};
+
+// Tree reduction over the worker's threads in shared memory: needs a correct per-worker
+// barrier on every round.
+template <unsigned N>
+struct SumTask {
+  using Item = SumJob;
+  static constexpr unsigned threads = N;
+  static constexpr unsigned shared_bytes = N * sizeof(std::uint32_t);
+  static constexpr const char* name = N == 1 ? "Sum1" : N == 7 ? "Sum7" : N == 12 ? "Sum12" : N == 32 ? "Sum32"
+                                     : N == 48 ? "Sum48" : N == 96 ? "Sum96" : N == 256 ? "Sum256" : "Sum1024";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& job, Ctx&) const {
+    std::uint32_t* s = w.shared<std::uint32_t>();
+    s[w.rank()] = job.seed * 2654435761u + w.rank() * 40503u + (w.size() == N ? 0u : 1000000u);
+    w.sync();
+    for (std::uint32_t stride = 1; stride < N; stride *= 2) {
+      std::uint32_t add = 0;
+      if (w.rank() % (2 * stride) == 0 && w.rank() + stride < N) add = s[w.rank() + stride];
+      w.sync();
+      s[w.rank()] += add;
+      w.sync();
+    }
+    if (w.rank() == 0) job.out[job.index] = s[0];
+  }
+};
+
+std::uint32_t sum_reference(std::uint32_t seed, unsigned n) {
+  std::uint32_t total = 0;
+  for (unsigned r = 0; r < n; ++r) total += seed * 2654435761u + r * 40503u;
+  return total;
+}
+
+using SumGraph = PhaseQueue<Phaseless<SumTask<1>, SumTask<7>, SumTask<12>, SumTask<32>, SumTask<48>, SumTask<96>,
+                                      SumTask<256>, SumTask<1024>>>;
+
+template <unsigned N>
+void seed_sums(Runtime<SumGraph>& rt, std::uint32_t* out, std::uint32_t base, std::uint32_t count,
+               std::vector<std::uint32_t>& want, std::mt19937& rng) {
+  std::vector<SumJob> jobs(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    jobs[i] = SumJob{base + i, static_cast<std::uint32_t>(rng()), out};
+    want[base + i] = sum_reference(jobs[i].seed, N);
+  }
+  rt.seed<SumTask<N>>(jobs);
+}
+
+TEST_CASE("every worker size gets a correct barrier, rank space and shared memory", "[gpu][worker]") {
+  const std::uint32_t per_type = 3000;
+  DeviceBuffer<std::uint32_t> out(8 * per_type);
+  upload(out, std::vector<std::uint32_t>(out.size(), 0xdeadbeefu));
+  std::vector<std::uint32_t> want(out.size());
+  std::mt19937 rng(Catch::rngSeed());
+  Runtime<SumGraph> rt{Config{}};
+  seed_sums<1>(rt, out.get(), 0 * per_type, per_type, want, rng);
+  seed_sums<7>(rt, out.get(), 1 * per_type, per_type, want, rng);
+  seed_sums<12>(rt, out.get(), 2 * per_type, per_type, want, rng);
+  seed_sums<32>(rt, out.get(), 3 * per_type, per_type, want, rng);
+  seed_sums<48>(rt, out.get(), 4 * per_type, per_type, want, rng);
+  seed_sums<96>(rt, out.get(), 5 * per_type, per_type, want, rng);
+  seed_sums<256>(rt, out.get(), 6 * per_type, per_type, want, rng);
+  seed_sums<1024>(rt, out.get(), 7 * per_type, per_type, want, rng);
+  const Report report = rt.run();
+  INFO(report.format());
+  REQUIRE(report.total_executed == 8ull * per_type);
+  REQUIRE(download(out) == want);
+}
+
+// ---- cyclic phases -------------------------------------------------------------------
+
+struct CounterJob {
+  std::uint32_t index;
+  std::uint32_t target;
+  std::uint32_t* values;
+  std::uint32_t* violations;
+};
+struct Increment {
+  using Item = CounterJob;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Increment";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& job, Ctx&) const {
+    job.values[job.index] += 1;
+  }
+};
+struct Check;
+using CyclicGraph = CyclicPhaseQueue<Phase<Increment>, Phase<Check>>;
+struct Check {
+  using Item = CounterJob;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Check";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& job, Ctx& ctx) const {
+    // Phase order: every Increment of this cycle ran, none of the next.
+    const std::uint32_t cycle = ctx.phase().epoch / 2 + 1;
+    if (job.values[job.index] != cycle) atomicAdd(job.violations, 1u);
+    if (job.values[job.index] < job.target) {
+      ctx.template spawn<Increment>(job);
+      ctx.template spawn<Check>(job);
+    }
+  }
+};
+
+TEST_CASE("cyclic phases run again until every queue is empty", "[gpu][phases]") {
+  const std::uint32_t n = 20000, target = 25;
+  DeviceBuffer<std::uint32_t> values(n), violations(1);
+  Runtime<CyclicGraph> rt{Config{}};
+  std::vector<CounterJob> jobs(n);
+  for (std::uint32_t i = 0; i < n; ++i) jobs[i] = CounterJob{i, target, values.get(), violations.get()};
+  rt.seed<Increment>(jobs);
+  rt.seed<Check>(jobs);
+  const Report report = rt.run();
+  INFO(report.format());
+  REQUIRE(report.executed("Increment") == std::uint64_t(n) * target);
+  REQUIRE(report.executed("Check") == std::uint64_t(n) * target);
+  REQUIRE(report.phase_changes == 2 * target - 1);
+  REQUIRE(download(violations)[0] == 0);
+  REQUIRE(download(values) == std::vector<std::uint32_t>(n, target));
+}
+
+// ---- dependencies: resolutions before and after the spawn ------------------------------
+
+struct DepJob {
+  std::uint32_t index;
+  std::uint32_t fan_in;
+  std::uint32_t* resolved;  // resolutions done per dependency
+  std::uint32_t* released;  // waiter runs per dependency
+  std::uint32_t* early;     // waiters that saw fewer than fan_in resolutions
+};
+struct Waiter {
+  using Item = DepJob;
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Waiter";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& job, Ctx&) const {
+    if (w.rank() != 0) return;
+    if (cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(job.resolved[job.index]).load(
+            cuda::std::memory_order_acquire) != job.fan_in)
+      atomicAdd(job.early, 1u);
+    atomicAdd(&job.released[job.index], 1u);
+  }
+};
+struct Owner {
+  using Item = DepJob;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Owner";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& job, Ctx& ctx) const {
+    ctx.template spawn_when<Waiter>(ctx.dependency(job.index), job, std::int32_t(job.fan_in));
+  }
+};
+struct Producer {
+  using Item = DepJob;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Producer";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& job, Ctx& ctx) const {
+    cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(job.resolved[job.index])
+        .fetch_add(1, cuda::std::memory_order_release);
+    ctx.resolve(ctx.dependency(job.index));
+  }
+};
+using DepGraph = PhaseQueue<Phaseless<Producer, Owner, Waiter>>;
+
+TEST_CASE("dependencies release each waiter once, after all resolutions, in either order", "[gpu][dependency]") {
+  const std::uint32_t n = 50000, fan_in = 6;
+  DeviceBuffer<std::uint32_t> resolved(n), released(n), early(1);
+  Config config;
+  config.dependency_capacity = n;
+  config.waiting_storage_capacity = n;
+  config.trace = true;
+  config.trace_event_capacity = 16ull * n;
+  Runtime<DepGraph> rt{config};
+  std::vector<DepJob> owners(n), producers;
+  std::mt19937 rng(Catch::rngSeed());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    owners[i] = DepJob{i, fan_in, resolved.get(), released.get(), early.get()};
+    for (std::uint32_t k = 0; k < fan_in; ++k) producers.push_back(owners[i]);
+  }
+  std::shuffle(producers.begin(), producers.end(), rng);
+  rt.seed<Producer>(producers);  // producers and owners race: many resolutions come first
+  rt.seed<Owner>(owners);
+  const Report report = rt.run();
+  INFO(report.format());
+  REQUIRE(report.executed("Waiter") == n);
+  REQUIRE(report.parked == 0);
+  REQUIRE(report.unresolved_dependencies == 0);
+  REQUIRE(download(early)[0] == 0);
+  REQUIRE(download(released) == std::vector<std::uint32_t>(n, 1));
+  const TraceCheckResult check = check_trace(rt.trace());
+  INFO(format(check));
+  REQUIRE(check.ok);
+}
+
+// ---- failures end with a report --------------------------------------------------------
+
+struct Forgotten {
+  using Item = std::uint32_t;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Forgotten";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item&, Ctx&) const {}
+};
+struct Forgetter {
+  using Item = std::uint32_t;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Forgetter";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& i, Ctx& ctx) const {
+    if (Dependency* dep = ctx.new_dependency()) ctx.template spawn_when<Forgotten>(*dep, i, 2);
+  }
+};
+using ForgetGraph = PhaseQueue<Phaseless<Forgetter, Forgotten>>;
+
+TEST_CASE("a dependency that is never resolved ends the run with a report instead of hanging", "[gpu][stall]") {
+  Runtime<ForgetGraph> rt{Config{}};
+  rt.seed<Forgetter>(std::vector<std::uint32_t>{1, 2, 3});
+  try {
+    rt.run();
+    FAIL("the run should have failed");
+  } catch (const StallError& e) {
+    const std::string message = e.what();
+    INFO(message);
+    REQUIRE_THAT(message, Catch::Contains("never resolved"));
+    REQUIRE_THAT(message, Catch::Contains("parked tasks in the waiting storage: 3"));
+    REQUIRE_THAT(message, Catch::Contains("unresolved dependencies (runtime pool): 3"));
+    REQUIRE_THAT(message, Catch::Contains("counter 2"));
+  }
+}
+
+struct Spinner {
+  using Item = std::uint32_t;
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Spinner";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item&, Ctx& ctx) const {
+    while (!ctx.cancelled()) __nanosleep(1000);  // waits for something that never comes
+  }
+};
+using SpinGraph = PhaseQueue<Phaseless<Spinner>>;
+
+TEST_CASE("the watchdog stops a run that makes no progress", "[gpu][stall]") {
+  Config config;
+  config.watchdog_seconds = 0.5;
+  Runtime<SpinGraph> rt{config};
+  rt.seed<Spinner>(std::vector<std::uint32_t>{0});
+  REQUIRE_THROWS_WITH(rt.run(), Catch::Contains("watchdog") && Catch::Contains("watchdog_seconds"));
+}
+
+struct Child {
+  using Item = std::uint32_t;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Child";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item&, Ctx&) const {}
+};
+struct Parent {
+  using Item = std::uint32_t;
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Parent";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item&, Ctx& ctx) const {
+    for (std::uint32_t i = w.rank(); i < 1000; i += w.size()) ctx.template spawn<Child>(i);
+  }
+};
+using OverflowGraph = PhaseQueue<Phase<Parent>, Phase<Child>>;
+
+TEST_CASE("a full queue ends the run with an error naming the queue, its capacity and the config key",
+          "[gpu][capacity]") {
+  Config config;
+  config.queue_capacities["Child"] = 64;
+  Runtime<OverflowGraph> rt{config};
+  rt.seed<Parent>(std::vector<std::uint32_t>{0});
+  REQUIRE_THROWS_WITH(rt.run(), Catch::Contains("queue 'Child'") && Catch::Contains("capacity 64") &&
+                                    Catch::Contains("queue_capacities.Child"));
+}
+
+TEST_CASE("seeding more than a queue holds is refused before the run", "[gpu][capacity]") {
+  Config config;
+  config.queue_capacities["Child"] = 8;
+  Runtime<OverflowGraph> rt{config};
+  REQUIRE_THROWS_WITH(rt.seed<Child>(std::vector<std::uint32_t>(9, 0)),
+                      Catch::Contains("queue 'Child'") && Catch::Contains("queue_capacities.Child"));
+}
+
+struct Stopper {
+  using Item = std::uint32_t;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Stopper";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& i, Ctx& ctx) const {
+    if (i == 0) ctx.stop();
+    ctx.template spawn<Stopper>(i + 1);  // would run forever without stop()
+  }
+};
+using StopGraph = PhaseQueue<Phaseless<Stopper>>;
+
+TEST_CASE("ctx.stop() ends a run that would never finish", "[gpu][stop]") {
+  Runtime<StopGraph> rt{Config{}};
+  rt.seed<Stopper>(std::vector<std::uint32_t>{0});
+  const Report report = rt.run();
+  REQUIRE(report.status == RunStatus::stopped);
+  REQUIRE(report.ok());
+}
+
+}  // namespace runtime_gpu_tests
+
+int main(int argc, char** argv) {
+  apiary::testing::require_gpu_or_skip("apiary_runtime_gpu_tests");
+  return Catch::Session().run(argc, argv);
+}
