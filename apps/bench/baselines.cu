@@ -1,0 +1,139 @@
+// The baselines the runtime's per-task cost is compared with, measured in the same process:
+//   host_launch   one empty <<<1, 32>>> kernel launched from the host per task, back to back;
+//   graph_node    one empty <<<1, 32>>> kernel node per task, a chain captured into a CUDA
+//                 graph and replayed;
+//   plain_kernel  one data-parallel kernel for all tasks (a worker of 1/32/256 threads per
+//                 item, each reading its item like the runtime's empty task): what the same
+//                 "tasks" cost with no scheduling at all.
+#include "bench.hpp"
+
+#include <apiary/cuda_check.hpp>
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace apiary_bench {
+namespace {
+
+__global__ void empty_kernel() {}
+
+__global__ void plain_tasks(const std::uint32_t* items, std::uint64_t tasks, std::uint32_t shift) {
+  const std::uint64_t task = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> shift;
+  if (task < tasks && items[task] == 0xffffffffu) __trap();  // never: items are 0..tasks-1
+}
+
+// CUDA resources released however the measurement ends.
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { APIARY_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s); }
+};
+struct Events {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  Events() {
+    APIARY_CUDA_CHECK(cudaEventCreate(&start));
+    APIARY_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~Events() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  // Milliseconds between the two events around `work` on stream s.
+  template <class Work>
+  double time(cudaStream_t s, Work&& work) {
+    APIARY_CUDA_CHECK(cudaEventRecord(start, s));
+    work();
+    APIARY_CUDA_CHECK(cudaEventRecord(stop, s));
+    APIARY_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    APIARY_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return ms;
+  }
+};
+
+template <class Work>
+std::vector<double> repeat(int repeats, Stream& stream, Events& events, Work&& work) {
+  std::vector<double> ms;
+  events.time(stream.s, work);  // warm-up
+  for (int r = 0; r < repeats; ++r) ms.push_back(events.time(stream.s, work));
+  return ms;
+}
+
+}  // namespace
+
+Measurement measure_host_launches(std::uint32_t launches, int repeats) {
+  Stream stream;
+  Events events;
+  Measurement m;
+  m.benchmark = "host_launch";
+  m.config = {Field::num("grid", 1), Field::num("block", 32), Field::num("launches", launches)};
+  m.tasks = launches;
+  m.baseline = "none";
+  m.ms = repeat(repeats, stream, events, [&] {
+    for (std::uint32_t i = 0; i < launches; ++i) empty_kernel<<<1, 32, 0, stream.s>>>();
+    APIARY_CUDA_CHECK(cudaGetLastError());
+  });
+  return m;
+}
+
+Measurement measure_graph_nodes(std::uint32_t nodes, int repeats) {
+  Stream stream;
+  Events events;
+  cudaGraph_t graph = nullptr;
+  APIARY_CUDA_CHECK(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeThreadLocal));
+  for (std::uint32_t i = 0; i < nodes; ++i) empty_kernel<<<1, 32, 0, stream.s>>>();
+  APIARY_CUDA_CHECK(cudaStreamEndCapture(stream.s, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  APIARY_CUDA_CHECK(instantiated);
+  struct ExecGuard {
+    cudaGraphExec_t e;
+    ~ExecGuard() { cudaGraphExecDestroy(e); }
+  } guard{exec};
+  APIARY_CUDA_CHECK(cudaGraphUpload(exec, stream.s));  // the upload is not part of a replay
+
+  Measurement m;
+  m.benchmark = "graph_node";
+  m.config = {Field::num("grid", 1), Field::num("block", 32), Field::num("nodes", nodes),
+              Field::str("shape", "chain")};
+  m.tasks = nodes;
+  m.baseline = "none";
+  m.ms = repeat(repeats, stream, events, [&] { APIARY_CUDA_CHECK(cudaGraphLaunch(exec, stream.s)); });
+  return m;
+}
+
+Measurement measure_plain_kernel(std::uint32_t worker_size, std::uint64_t tasks, int repeats) {
+  std::vector<std::uint32_t> host(tasks);
+  for (std::uint64_t i = 0; i < tasks; ++i) host[i] = static_cast<std::uint32_t>(i);
+  std::uint32_t* items = nullptr;
+  APIARY_CUDA_CHECK(cudaMalloc(&items, tasks * sizeof(std::uint32_t)));
+  struct Free {
+    void* p;
+    ~Free() { cudaFree(p); }
+  } guard{items};
+  APIARY_CUDA_CHECK(cudaMemcpy(items, host.data(), tasks * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+
+  std::uint32_t shift = 0;
+  while ((1u << shift) < worker_size) ++shift;
+  const std::uint32_t block = 256;
+  const std::uint64_t threads = tasks << shift;
+  const auto grid = static_cast<unsigned>((threads + block - 1) / block);
+
+  Stream stream;
+  Events events;
+  Measurement m;
+  m.benchmark = "plain_kernel";
+  m.config = {Field::num("worker_size", worker_size), Field::num("block", block), Field::num("grid", grid)};
+  m.tasks = tasks;
+  m.baseline = "none";
+  m.ms = repeat(repeats, stream, events, [&] {
+    plain_tasks<<<grid, block, 0, stream.s>>>(items, tasks, shift);
+    APIARY_CUDA_CHECK(cudaGetLastError());
+  });
+  return m;
+}
+
+}  // namespace apiary_bench

@@ -1,0 +1,86 @@
+// apiary-bench-runtime: what the runtime's scheduling costs per task, against one host
+// kernel launch per task, one CUDA graph node per task and one plain data-parallel kernel.
+//
+// The measurement code (.cu, one translation unit per graph family so nvcc runs in
+// parallel) hands back plain Measurement records; main.cpp adds the device, the commit and
+// the baseline ratios and writes one JSON object per line. This header compiles without nvcc.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace apiary_bench {
+
+struct Options {
+  bool quick = false;
+  int repeats = 7;                     // timed runs per measurement (after one warm-up run)
+  std::uint32_t block_threads = 0;     // megakernel block size where no sweep runs (0: automatic)
+  std::string json_file;               // JSON lines are appended here as well as to stdout
+  std::vector<std::string> only;       // benchmark groups to run (empty: all)
+
+  bool wants(const std::string& group) const;
+};
+
+// A key and a number or a text, written into "config" or at the top level of a record.
+struct Field {
+  std::string key;
+  double number = 0;
+  std::string text;
+  bool is_text = false;
+
+  static Field num(std::string k, double v) { return {std::move(k), v, {}, false}; }
+  static Field str(std::string k, std::string v) { return {std::move(k), 0, std::move(v), true}; }
+};
+
+struct Measurement {
+  std::string benchmark;
+  std::vector<Field> config;       // what was measured (worker size, block threads, fan-in, ...)
+  std::vector<Field> extra;        // further results (rates the generic fields do not cover)
+  std::uint64_t tasks = 0;         // the count throughput and ns per task refer to
+  std::vector<double> ms;          // timed repeats: kernel time (CUDA events)
+  std::vector<double> seed_ms;     // host time to seed each repeat (not part of ms)
+  std::string launch;              // the megakernel launch the runtime chose
+  std::string baseline;            // which baseline ns_per_task is compared with ("" = the default pair)
+};
+
+// What a measurement is compared with; filled by the baseline group first.
+struct Baselines {
+  double host_launch_ns = 0;                  // one <<<1, 32>>> launch per task
+  double graph_node_ns = 0;                   // one kernel node per task in a CUDA graph
+  double plain_kernel_ns[3] = {0, 0, 0};      // one data-parallel kernel, worker size 1 / 32 / 256
+};
+
+// A measurement that did not produce the expected result (wrong counts, a failed run).
+class Failure : public std::runtime_error {
+ public:
+  Failure(std::string benchmark, const std::string& what)
+      : std::runtime_error(what), benchmark_(std::move(benchmark)) {}
+  const std::string& benchmark() const { return benchmark_; }
+
+ private:
+  std::string benchmark_;
+};
+
+using Sink = std::function<void(const Measurement&)>;
+
+double median(std::vector<double> v);
+double minimum(const std::vector<double>& v);
+
+// Baselines (baselines.cu).
+Measurement measure_host_launches(std::uint32_t launches, int repeats);
+Measurement measure_graph_nodes(std::uint32_t nodes, int repeats);
+Measurement measure_plain_kernel(std::uint32_t worker_size, std::uint64_t tasks, int repeats);
+
+// The runtime (empty_tasks*.cu, spawn_tasks.cu, dependencies.cu). Each emits its records
+// through `sink` as they are measured and throws Failure when a check fails.
+void bench_empty_tasks_1(const Options& o, const Sink& sink);
+void bench_empty_tasks_32(const Options& o, const Sink& sink);
+void bench_empty_tasks_256(const Options& o, const Sink& sink);
+void bench_spawned_tasks(const Options& o, const Sink& sink);
+void bench_dependency_resolution(const Options& o, const Sink& sink);
+void bench_dependency_chain(const Options& o, const Sink& sink);
+
+}  // namespace apiary_bench

@@ -1,0 +1,194 @@
+// dependency_resolution: throughput of ctx.resolve() and of the releases it triggers.
+// dependency_chain: latency of one link of a chain of tasks, each spawning the next.
+#include "bench_tasks.cuh"
+
+namespace apiary_bench {
+namespace {
+
+// ---- dependency_resolution -------------------------------------------------------------
+//
+// Phase 0: owners (worker size 32) park one waiter per lane on dependency d with fan-in k.
+// Phase 1: N = M * k host-seeded producers (worker size 1) resolve them; producers j*k ..
+// j*k + k - 1 resolve dependency j (siblings resolving their parent's dependency), and the
+// k-th resolution moves the waiter from the waiting storage to its queue.
+// The same graph runs a base case with the same task counts in which owners spawn waiters
+// directly and producers resolve nothing; the difference is what the dependency machinery
+// (park, k resolutions, release) costs.
+
+struct Waiter {
+  struct Item {
+    std::uint32_t index;  // its dependency
+  };
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Waiter";
+  template <class Ctx>
+  __device__ void operator()(apiary::Worker, const Item& item, Ctx&) const {
+    touch(item.index);
+  }
+};
+
+struct Producer {
+  struct Item {
+    std::uint32_t index;    // the dependency it resolves
+    std::uint32_t resolve;  // 0 in the base case
+  };
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Producer";
+  template <class Ctx>
+  __device__ void operator()(apiary::Worker, const Item& item, Ctx& ctx) const {
+    if (item.resolve) ctx.resolve(ctx.dependency(item.index));
+    else touch(item.index);
+  }
+};
+
+struct Owner {
+  struct Item {
+    std::uint32_t first;   // dependency of lane 0
+    std::uint32_t fan_in;  // resolutions each waiter needs
+    std::uint32_t park;    // 0 in the base case: spawn the waiter directly
+  };
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Owner";
+  template <class Ctx>
+  __device__ void operator()(apiary::Worker w, const Item& item, Ctx& ctx) const {
+    const std::uint32_t d = item.first + w.rank();
+    if (item.park) ctx.template spawn_when<Waiter>(ctx.dependency(d), Waiter::Item{d}, std::int32_t(item.fan_in));
+    else ctx.template spawn<Waiter>(Waiter::Item{d});
+  }
+};
+
+using DependencyGraph = apiary::PhaseQueue<apiary::Phase<Owner>, apiary::Phase<Producer, Waiter>>;
+
+struct FanInRun {
+  std::uint32_t fan_in;
+  std::uint64_t producers;
+  std::uint64_t waiters;
+};
+
+Measurement time_fan_in(apiary::Runtime<DependencyGraph>& rt, const Options& o, const FanInRun& run, bool park) {
+  std::vector<Owner::Item> owners(run.waiters / 32);
+  for (std::uint64_t i = 0; i < owners.size(); ++i)
+    owners[i] = Owner::Item{std::uint32_t(i * 32), run.fan_in, park ? 1u : 0u};
+  std::vector<Producer::Item> producers(run.producers);
+  for (std::uint64_t j = 0; j < run.producers; ++j)
+    producers[j] = Producer::Item{std::uint32_t(j / run.fan_in), park ? 1u : 0u};
+
+  Measurement m;
+  m.benchmark = "dependency_resolution";
+  m.tasks = run.producers;
+  time_runs(
+      rt, o.repeats, m.benchmark,
+      [&](auto& r) {
+        r.template seed<Owner>(owners);
+        r.template seed<Producer>(producers);
+      },
+      [&](const apiary::Report& report) {
+        for (auto [type, want] : {std::pair<const char*, std::uint64_t>{Owner::name, owners.size()},
+                                  {Producer::name, run.producers},
+                                  {Waiter::name, run.waiters}}) {
+          std::string problem = expect_executed(report, type, want);
+          if (!problem.empty()) return problem;
+        }
+        return expect_clean(report);
+      },
+      m);
+  return m;
+}
+
+}  // namespace
+
+void bench_dependency_resolution(const Options& o, const Sink& sink) {
+  const std::uint64_t producers = o.quick ? (1ull << 20) : (1ull << 22);
+  const std::uint32_t fan_ins[] = {1, 4, 32};
+  const std::uint64_t max_waiters = producers / fan_ins[0];
+
+  // One runtime for every fan-in, sized for the most waiters parked at once.
+  apiary::Config config;
+  config.queue_capacities = {{Owner::name, max_waiters / 32}, {Producer::name, producers}, {Waiter::name, max_waiters}};
+  config.dependency_capacity = static_cast<std::uint32_t>(max_waiters);
+  // Half full at most: parking probes the waiting storage linearly from a hashed start.
+  config.waiting_storage_capacity = static_cast<std::uint32_t>(2 * max_waiters);
+  config.megakernel.block_threads = o.block_threads;
+  apiary::Runtime<DependencyGraph> rt{config};
+
+  for (const std::uint32_t fan_in : fan_ins) {
+    const FanInRun run{fan_in, producers, producers / fan_in};
+    const Measurement base = time_fan_in(rt, o, run, false);
+    Measurement m = time_fan_in(rt, o, run, true);
+    const double ms = median(m.ms), base_ms = median(base.ms);
+    m.config = {Field::num("fan_in", fan_in), Field::num("waiters", double(run.waiters)),
+                Field::num("producer_worker_size", Producer::threads), Field::num("block_threads", o.block_threads)};
+    m.extra = {Field::num("resolutions_per_second", double(run.producers) / (ms * 1e-3)),
+               Field::num("releases_per_second", double(run.waiters) / (ms * 1e-3)),
+               Field::num("base_median_ms", base_ms),
+               Field::num("base_min_ms", minimum(base.ms)),
+               // What parking, resolving and releasing add to the same tasks run without them.
+               Field::num("marginal_ns_per_resolution", (ms - base_ms) * 1e6 / double(run.producers)),
+               Field::num("marginal_ns_per_waiter", (ms - base_ms) * 1e6 / double(run.waiters))};
+    m.baseline = "none";
+    sink(m);
+  }
+}
+
+// ---- dependency_chain ------------------------------------------------------------------
+//
+// One task at a time: link i spawns link i + 1 and ends. In "dependency" mode it spawns the
+// next link with spawn_when on a fresh dependency and then resolves it itself, so every hop
+// parks, resolves and releases; in "spawn" mode it spawns the next link directly. The
+// time per link is the latency of a hop through the scheduler (nothing else runs).
+
+struct Link {
+  struct Item {
+    std::uint32_t remaining;
+    std::uint32_t use_dependency;
+  };
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Link";
+  template <class Ctx>
+  __device__ void operator()(apiary::Worker, const Item& item, Ctx& ctx) const {
+    if (item.remaining == 0) return;
+    const Item next{item.remaining - 1, item.use_dependency};
+    if (!item.use_dependency) {
+      ctx.template spawn<Link>(next);
+      return;
+    }
+    apiary::Dependency* dep = ctx.new_dependency();
+    if (dep == nullptr) return;  // pool exhausted: the run reports the error
+    ctx.template spawn_when<Link>(*dep, next, 1);
+    ctx.resolve(*dep);
+  }
+};
+
+using ChainGraph = apiary::PhaseQueue<apiary::Phaseless<Link>>;
+
+void bench_dependency_chain(const Options& o, const Sink& sink) {
+  const std::uint32_t links = o.quick ? 2000 : 20000;
+  apiary::Config config;
+  config.queue_capacity = 1024;
+  config.dependency_capacity = links;
+  config.waiting_storage_capacity = 1024;
+  config.megakernel.block_threads = o.block_threads;
+  apiary::Runtime<ChainGraph> rt{config};
+  for (const bool use_dependency : {false, true}) {
+    const std::vector<Link::Item> head{Link::Item{links, use_dependency ? 1u : 0u}};
+    Measurement m;
+    m.benchmark = "dependency_chain";
+    m.config = {Field::str("mode", use_dependency ? "dependency" : "spawn"), Field::num("links", links),
+                Field::num("block_threads", o.block_threads)};
+    m.tasks = links;  // hops; the run executes links + 1 tasks
+    time_runs(
+        rt, o.repeats, m.benchmark, [&](auto& r) { r.template seed<Link>(head); },
+        [&](const apiary::Report& report) {
+          const std::string problem = expect_executed(report, Link::name, links + 1ull);
+          return problem.empty() ? expect_clean(report) : problem;
+        },
+        m);
+    sink(m);
+  }
+}
+
+}  // namespace apiary_bench

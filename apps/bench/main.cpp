@@ -1,0 +1,332 @@
+// apiary-bench-runtime: what the runtime's scheduling costs per task.
+//
+//   apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]
+//                        [--block-threads N]
+//
+// Groups: baselines, empty_tasks, empty_tasks_spawned, dependency_resolution,
+// dependency_chain. The baselines run whenever any group runs (the ratios need them).
+// Every measurement is one JSON object on one line of stdout (and appended to --json FILE);
+// a summary record and a human-readable table come last. Exit status: 0 when every check
+// passed, 1 when a measurement failed its check, 2 for bad arguments, 3 without a usable GPU.
+#include "bench.hpp"
+
+#include <apiary/error.hpp>
+
+#include <cuda_runtime_api.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#ifndef APIARY_GIT_COMMIT
+#define APIARY_GIT_COMMIT "unknown"
+#endif
+
+namespace apiary_bench {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+double minimum(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
+
+bool Options::wants(const std::string& group) const {
+  return only.empty() || std::find(only.begin(), only.end(), group) != only.end();
+}
+
+namespace {
+
+const char* const groups[] = {"baselines", "empty_tasks", "empty_tasks_spawned", "dependency_resolution",
+                              "dependency_chain"};
+
+void usage(std::ostream& out) {
+  out << "usage: apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]] "
+         "[--block-threads N]\n  groups:";
+  for (const char* g : groups) out << " " << g;
+  out << "\n";
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');)
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  bool repeats_set = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "error: " << arg << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    try {
+      if (arg == "--quick") o.quick = true;
+      else if (arg == "--repeats") o.repeats = std::stoi(value()), repeats_set = true;
+      else if (arg == "--json") o.json_file = value();
+      else if (arg == "--only") o.only = split(value());
+      else if (arg == "--block-threads") o.block_threads = static_cast<std::uint32_t>(std::stoul(value()));
+      else if (arg == "--help" || arg == "-h") usage(std::cout), std::exit(0);
+      else {
+        std::cerr << "error: unknown argument '" << arg << "'\n";
+        usage(std::cerr);
+        std::exit(2);
+      }
+    } catch (const std::logic_error&) {  // stoi/stoul on a non-number
+      std::cerr << "error: " << arg << " needs a number\n";
+      std::exit(2);
+    }
+  }
+  for (const std::string& g : o.only)
+    if (std::find_if(std::begin(groups), std::end(groups), [&](const char* n) { return g == n; }) == std::end(groups)) {
+      std::cerr << "error: unknown group '" << g << "'\n";
+      usage(std::cerr);
+      std::exit(2);
+    }
+  if (o.repeats < 1) {
+    std::cerr << "error: --repeats must be at least 1\n";
+    std::exit(2);
+  }
+  if (o.quick && !repeats_set) o.repeats = 3;
+  return o;
+}
+
+// Writes records to stdout and the JSON lines file, and keeps them for the summary.
+class Output {
+ public:
+  Output(const Options& o, std::string device) : device_(std::move(device)) {
+    if (!o.json_file.empty()) {
+      file_.open(o.json_file, std::ios::app);
+      if (!file_) throw std::runtime_error("cannot open " + o.json_file + " for appending");
+    }
+  }
+
+  nlohmann::json header(const std::string& benchmark) const {
+    return {{"benchmark", benchmark}, {"device", device_}, {"commit", APIARY_GIT_COMMIT}};
+  }
+
+  void write(const nlohmann::json& record) {
+    const std::string line = record.dump();
+    std::cout << line << std::endl;
+    if (file_.is_open()) file_ << line << std::endl;
+    records_.push_back(record);
+  }
+
+  const std::vector<nlohmann::json>& records() const { return records_; }
+
+ private:
+  std::string device_;
+  std::ofstream file_;
+  std::vector<nlohmann::json> records_;
+};
+
+nlohmann::json fields_json(const std::vector<Field>& fields) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const Field& f : fields) {
+    if (f.is_text) j[f.key] = f.text;
+    else if (f.number == std::floor(f.number) && std::fabs(f.number) < 9e15) j[f.key] = std::int64_t(f.number);
+    else j[f.key] = f.number;
+  }
+  return j;
+}
+
+double number_field(const std::vector<Field>& fields, const std::string& key, double fallback) {
+  for (const Field& f : fields)
+    if (f.key == key && !f.is_text) return f.number;
+  return fallback;
+}
+
+int plain_index(double worker_size) { return worker_size == 1 ? 0 : worker_size == 32 ? 1 : worker_size == 256 ? 2 : -1; }
+
+nlohmann::json to_json(const Output& out, const Measurement& m, const Baselines& b, int repeats) {
+  nlohmann::json j = out.header(m.benchmark);
+  j["config"] = fields_json(m.config);
+  const double med = median(m.ms);
+  const double ns = m.tasks ? med * 1e6 / double(m.tasks) : 0;
+  j["tasks"] = m.tasks;
+  j["repeats"] = repeats;
+  j["median_ms"] = med;
+  j["min_ms"] = minimum(m.ms);
+  j["tasks_per_second"] = med > 0 ? double(m.tasks) / (med * 1e-3) : 0.0;
+  j["ns_per_task"] = ns;
+  j["ms"] = m.ms;
+  if (!m.seed_ms.empty()) j["seed_ms_median"] = median(m.seed_ms);
+  if (!m.launch.empty()) j["launch"] = m.launch;
+  const nlohmann::json extra = fields_json(m.extra);  // named: items() refers into it
+  for (auto& [key, value] : extra.items()) j[key] = value;
+  if (m.baseline != "none") {
+    // apiary's ns per task over the baseline's: below 1 means apiary is cheaper per task.
+    if (b.host_launch_ns > 0) {
+      j["host_launch_ns"] = b.host_launch_ns;
+      j["ratio_to_host_launch"] = ns / b.host_launch_ns;
+    }
+    if (b.graph_node_ns > 0) {
+      j["graph_node_ns"] = b.graph_node_ns;
+      j["ratio_to_graph_node"] = ns / b.graph_node_ns;
+    }
+    const int p = plain_index(number_field(m.config, "worker_size", 0));
+    if (p >= 0 && b.plain_kernel_ns[p] > 0) {
+      j["plain_kernel_ns"] = b.plain_kernel_ns[p];
+      j["ratio_to_plain_kernel"] = ns / b.plain_kernel_ns[p];
+    }
+  }
+  return j;
+}
+
+Baselines run_baselines(const Options& o, Output& out) {
+  Baselines b;
+  auto emit = [&](const Measurement& m) {
+    out.write(to_json(out, m, b, o.repeats));
+    return median(m.ms) * 1e6 / double(m.tasks);
+  };
+  b.host_launch_ns = emit(measure_host_launches(o.quick ? 10000 : 100000, o.repeats));
+  for (const std::uint32_t nodes : {1000u, 10000u}) {
+    if (o.quick && nodes > 1000) break;
+    b.graph_node_ns = emit(measure_graph_nodes(nodes, o.repeats));  // the largest graph is the reference
+  }
+  const std::uint64_t tasks = o.quick ? (1ull << 20) : (1ull << 24);
+  const std::uint32_t sizes[] = {1, 32, 256};
+  for (int i = 0; i < 3; ++i) b.plain_kernel_ns[i] = emit(measure_plain_kernel(sizes[i], tasks, o.repeats));
+  return b;
+}
+
+// ---- summary -----------------------------------------------------------------------------
+
+constexpr double goal_tasks_per_second = 1e9;
+
+nlohmann::json summary(const Output& out) {
+  nlohmann::json best = nlohmann::json::object();
+  for (const auto& r : out.records()) {
+    if (r.value("benchmark", "") != "empty_tasks" || !r.contains("tasks_per_second")) continue;
+    const std::string w = std::to_string(r["config"].value("worker_size", 0));
+    if (!best.contains(w) || best[w]["tasks_per_second"].get<double>() < r["tasks_per_second"].get<double>())
+      best[w] = {{"tasks_per_second", r["tasks_per_second"]},
+                 {"ns_per_task", r["ns_per_task"]},
+                 {"block_threads", r["config"]["block_threads"]},
+                 {"launch", r.value("launch", "")}};
+  }
+  nlohmann::json s = out.header("summary");
+  s["best_empty_tasks"] = best;
+  s["goal"] = "empty tasks per second at worker size 32";
+  s["goal_tasks_per_second"] = goal_tasks_per_second;
+  if (best.contains("32")) s["goal_met"] = best["32"]["tasks_per_second"].get<double>() >= goal_tasks_per_second;
+  return s;
+}
+
+std::string describe(const nlohmann::json& config) {
+  std::string s;
+  for (auto& [key, value] : config.items()) {
+    if (!s.empty()) s += " ";
+    s += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return s;
+}
+
+std::string format_number(double v, const char* fmt) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+void print_table(const Output& out) {
+  std::printf("\n%-22s %-72s %10s %12s %10s %9s %9s\n", "benchmark", "config", "median ms", "tasks/s", "ns/task",
+              "/launch", "/node");
+  for (const auto& r : out.records()) {
+    const std::string b = r.value("benchmark", "");
+    if (b == "summary" || !r.contains("median_ms")) continue;
+    auto ratio = [&](const char* key) { return r.contains(key) ? format_number(r[key].get<double>(), "%.2e") : "-"; };
+    std::printf("%-22s %-72s %10.3f %12.3e %10.3f %9s %9s\n", b.c_str(), describe(r["config"]).c_str(),
+                r["median_ms"].get<double>(), r["tasks_per_second"].get<double>(), r["ns_per_task"].get<double>(),
+                ratio("ratio_to_host_launch").c_str(), ratio("ratio_to_graph_node").c_str());
+  }
+  for (const auto& r : out.records()) {
+    if (r.value("benchmark", "") != "summary") continue;
+    std::printf("\nbest empty-task throughput:");
+    for (auto& [w, best] : r["best_empty_tasks"].items())
+      std::printf("  worker %s: %.3e/s (%.3f ns/task, block %s)", w.c_str(), best["tasks_per_second"].get<double>(),
+                  best["ns_per_task"].get<double>(), best["block_threads"].dump().c_str());
+    if (r.contains("goal_met"))
+      std::printf("\ngoal >= %.0e empty tasks/s at worker size 32: %s", goal_tasks_per_second,
+                  r["goal_met"].get<bool>() ? "met" : "NOT met");
+    std::printf("\n");
+  }
+  std::printf("(/launch, /node: apiary ns per task over one host launch / one CUDA graph node per task)\n");
+}
+
+std::string device_name() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0)
+    throw apiary::CudaError(std::string("no usable CUDA device (") +
+                            (status != cudaSuccess ? cudaGetErrorString(status) : "device count 0") + ")");
+  cudaDeviceProp prop{};
+  const cudaError_t got = cudaGetDeviceProperties(&prop, 0);
+  if (got != cudaSuccess) throw apiary::CudaError(std::string("cudaGetDeviceProperties: ") + cudaGetErrorString(got));
+  return prop.name;
+}
+
+int run(const Options& o, Output& out) {
+  const Baselines b = run_baselines(o, out);
+  const Sink sink = [&](const Measurement& m) { out.write(to_json(out, m, b, o.repeats)); };
+  try {
+    if (o.wants("empty_tasks")) {
+      bench_empty_tasks_1(o, sink);
+      bench_empty_tasks_32(o, sink);
+      bench_empty_tasks_256(o, sink);
+    }
+    if (o.wants("empty_tasks_spawned")) bench_spawned_tasks(o, sink);
+    if (o.wants("dependency_resolution")) bench_dependency_resolution(o, sink);
+    if (o.wants("dependency_chain")) bench_dependency_chain(o, sink);
+  } catch (const Failure& f) {
+    nlohmann::json e = out.header(f.benchmark());
+    e["error"] = f.what();
+    out.write(e);
+    std::cerr << "error: " << f.benchmark() << ": " << f.what() << "\n";
+    print_table(out);
+    return 1;
+  }
+  out.write(summary(out));
+  print_table(out);
+  return 0;
+}
+
+}  // namespace
+}  // namespace apiary_bench
+
+int main(int argc, char** argv) {
+  using namespace apiary_bench;
+  const Options o = parse(argc, argv);
+  std::string device;
+  try {
+    device = device_name();
+  } catch (const apiary::CudaError& e) {
+    std::cout << nlohmann::json{{"benchmark", "setup"}, {"commit", APIARY_GIT_COMMIT}, {"error", e.what()}}.dump()
+              << std::endl;
+    std::cerr << "error: " << e.what() << "; apiary-bench-runtime needs a GPU\n";
+    return 3;
+  }
+  try {
+    Output out(o, device);
+    return run(o, out);
+  } catch (const apiary::CudaError& e) {
+    std::cerr << "error: CUDA: " << e.what() << "\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}
