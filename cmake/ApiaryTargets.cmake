@@ -12,7 +12,7 @@ add_library(apiary_warnings INTERFACE)
 target_compile_options(apiary_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unknown-pragmas>
   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-unknown-pragmas --expt-relaxed-constexpr
-                              -Wno-deprecated-gpu-targets>)
+                              -Wno-deprecated-gpu-targets -lineinfo>)
 
 # apiary_add_host_test(NAME SOURCES... [LIBS ...] [LABELS ...])
 #   A Catch2 test that needs no GPU; runs in CI.

@@ -53,10 +53,9 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const MegakernelLayout& l
   const std::uint32_t q = batch.queue;
   const std::uint32_t size = g.table.worker_size[q];
   auto* trace_index = reinterpret_cast<std::uint32_t*>(smem);
-  auto* barriers = reinterpret_cast<std::uint32_t*>(smem + layout.trace_slot_bytes);
+  auto* barriers = reinterpret_cast<Worker::BlockBarrier*>(smem + layout.trace_slot_bytes);
   void* task_shared = smem + layout.task_shared_offset + slot * layout.shared_stride[q];
-  const Worker worker(rank, size, slot, layout.slot_size[q], task_shared,
-                      barriers + 2 * (slot % max_software_barriers));
+  const Worker worker(rank, size, slot, layout.slot_size[q], task_shared, barriers + slot % WorkerShape::max_block_barriers);
   const QueueView& queue = g.queues[q];
   const bool traced = g.trace.enabled();
   const std::int16_t phase = g.table.queue_phase[q] == no_phase ? phaseless_phase : std::int16_t(batch.phase.phase);
@@ -124,11 +123,17 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
   const DeviceGraph& g = params.graph;
   const MegakernelLayout& layout = params.layout;
   if (threadIdx.x == 0) rotor = blockIdx.x % g.table.num_queues;
-  auto* barriers = reinterpret_cast<std::uint32_t*>(smem + layout.trace_slot_bytes);
-  if (threadIdx.x < 2 * max_software_barriers) barriers[threadIdx.x] = 0;
+  auto* barriers = reinterpret_cast<Worker::BlockBarrier*>(smem + layout.trace_slot_bytes);
   __syncthreads();
   for (;;) {
-    if (threadIdx.x == 0) batch = next_batch(g, layout, rotor);
+    if (threadIdx.x == 0) {
+      batch = next_batch(g, layout, rotor);
+      // Workers wider than a warp synchronise through one barrier object per slot, set up
+      // for this batch's worker size before the block-wide barrier below publishes it.
+      const std::uint32_t size = batch.stop ? 0u : g.table.worker_size[batch.queue];
+      if (size > 32)
+        for (std::uint32_t s = 0; s < layout.slots[batch.queue]; ++s) init(&barriers[s], std::ptrdiff_t(size));
+    }
     __syncthreads();
     if (batch.stop) break;
     run_batch<Graph>(g, layout, batch, smem);
@@ -163,7 +168,8 @@ inline MegakernelLayout plan_megakernel(const PhaseTable& table, const Config& c
     task_shared = std::max(task_shared, layout.slots[q] * layout.shared_stride[q]);
   }
   layout.trace_slot_bytes = traced ? (max_slots * 4 + 15) / 16 * 16 : 0;
-  layout.task_shared_offset = layout.trace_slot_bytes + 2 * max_software_barriers * 4;
+  layout.task_shared_offset =
+      layout.trace_slot_bytes + std::uint32_t(WorkerShape::max_block_barriers * sizeof(Worker::BlockBarrier));
   dynamic_shared = layout.task_shared_offset + task_shared;
   return layout;
 }
