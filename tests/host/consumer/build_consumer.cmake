@@ -1,0 +1,16 @@
+# cmake -P script: install, configure the consumer, build it.
+file(REMOVE_RECURSE ${WORK_DIR})
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "command failed (${status}): ${ARGN}\n${out}\n${err}")
+  endif()
+endfunction()
+run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G Ninja -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES})
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+if(NOT EXISTS ${WORK_DIR}/build/fibonacci_tasks)
+  message(FATAL_ERROR "the consumer program was not built")
+endif()
+message(STATUS "consumer built against the installed apiary package")
