@@ -58,7 +58,7 @@ bool run_mode(std::uint32_t tables, const apiary::Config& config, const std::str
 
 int main(int argc, char** argv) {
   std::uint32_t tables = 10000;
-  std::string mode = "both", trace_file, config_file;
+  std::string mode = "both", trace_file, config_file, scheduler;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -72,8 +72,9 @@ int main(int argc, char** argv) {
     else if (arg == "--mode") mode = value();
     else if (arg == "--trace") trace_file = value();
     else if (arg == "--config") config_file = value();
+    else if (arg == "--scheduler") scheduler = value();
     else {
-      std::cerr << "usage: apiary-table [--tables N] [--mode phases|individual|both] [--trace FILE] [--config FILE]\n";
+      std::cerr << "usage: apiary-table [--tables N] [--mode phases|individual|both] [--scheduler NAME] [--trace FILE] [--config FILE]\n";
       return 2;
     }
   }
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
   try {
     apiary::Config config = config_file.empty() ? apiary::Config{} : apiary::Config::load(config_file);
     if (!trace_file.empty()) config.trace = true;
+    if (!scheduler.empty()) config.scheduler = apiary::parse_scheduler(scheduler);
     config.queue_capacity = std::max<std::uint64_t>(config.queue_capacity, 4ull * tables + 16);
     bool ok = true;
     if (mode != "individual") ok = run_mode<table_example::PhasedGraph, false>(tables, config, trace_file) && ok;

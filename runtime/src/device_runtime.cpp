@@ -199,6 +199,7 @@ DeviceGraph DeviceRuntime::begin_run() {
   }
   g.user_data = user_data_;
   watchdog_fired_ = false;
+  rounds_ = launches_ = 0;
   APIARY_CUDA_CHECK(cudaEventRecord(start_, stream_));
   return g;
 }
@@ -236,17 +237,25 @@ void DeviceRuntime::note_launch(const std::string& scheduler, unsigned grid, uns
 
 void DeviceRuntime::supervise() {
   APIARY_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  wait(stop_);
+}
+
+void DeviceRuntime::mark_end() { APIARY_CUDA_CHECK(cudaEventRecord(stop_, stream_)); }
+
+bool DeviceRuntime::wait(cudaEvent_t event) {
   Buffers& b = *buffers_;
   const auto watchdog = std::chrono::duration<double>(config_.watchdog_seconds);
   std::uint64_t last_progress = ~0ull;
   auto last_change = Clock::now();
-  auto sleep = std::chrono::microseconds(20);
+  auto sleep = std::chrono::microseconds(1);
   for (;;) {
-    const cudaError_t status = cudaEventQuery(stop_);
-    if (status == cudaSuccess) return;
+    const cudaError_t status = cudaEventQuery(event);
+    if (status == cudaSuccess) return true;
     if (status != cudaErrorNotReady) APIARY_CUDA_CHECK(status);
-    std::this_thread::sleep_for(sleep);
+    // Short waits (timesliced rounds) poll quickly; long runs back off to 2 ms.
+    if (sleep > std::chrono::microseconds(1)) std::this_thread::sleep_for(sleep);
     sleep = std::min(sleep * 2, std::chrono::microseconds(2000));
+    if (sleep < std::chrono::microseconds(64)) continue;
     APIARY_CUDA_CHECK(cudaMemcpyAsync(&b.pinned[0], &b.state.get()->progress, sizeof(std::uint64_t),
                                       cudaMemcpyDeviceToHost, monitor_));
     APIARY_CUDA_CHECK(cudaStreamSynchronize(monitor_));
@@ -257,21 +266,21 @@ void DeviceRuntime::supervise() {
       continue;
     }
     if (now - last_change < watchdog) continue;
-    // No batch finished for the whole watchdog period: stop the schedulers.
+    // No task batch finished for the whole watchdog period: stop the schedulers.
     watchdog_fired_ = true;
     b.pinned[1] = static_cast<std::uint64_t>(RunStatus::aborted);
     APIARY_CUDA_CHECK(cudaMemcpyAsync(&b.state.get()->status, &b.pinned[1], sizeof(std::uint32_t),
                                       cudaMemcpyHostToDevice, monitor_));
     APIARY_CUDA_CHECK(cudaStreamSynchronize(monitor_));
     const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (cudaEventQuery(stop_) == cudaErrorNotReady) {
+    while (cudaEventQuery(event) == cudaErrorNotReady) {
       if (Clock::now() > deadline) {
         kernel_hung_ = true;
-        return;
+        return false;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    return;
+    return false;
   }
 }
 
@@ -287,6 +296,8 @@ Report DeviceRuntime::build_report(const RunState& state) const {
   r.scheduler = scheduler_;
   r.device = device_.name;
   r.launch = launch_;
+  r.rounds = rounds_;
+  r.launches = launches_;
   r.status = static_cast<RunStatus>(state.status);
   r.phase_changes = PhaseWord::unpack(state.phase_word).epoch;
   const std::uint32_t n = table_.num_queues();

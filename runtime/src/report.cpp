@@ -26,6 +26,7 @@ std::string Report::format() const {
   std::ostringstream out;
   out << "run " << to_string(status) << " on " << (device.empty() ? "?" : device) << " with " << scheduler << "\n";
   if (!launch.empty()) out << "  launch: " << launch << "\n";
+  if (rounds > 0) out << "  rounds: " << rounds << ", worker kernel launches: " << launches << "\n";
   out << "  " << total_executed << " tasks in " << std::fixed << std::setprecision(3) << wall_ms << " ms";
   if (wall_ms > 0) out << " (" << std::setprecision(1) << tasks_per_second() / 1e6 << " M tasks/s)";
   out << ", " << phase_changes << " phase changes\n";

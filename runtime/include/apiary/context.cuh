@@ -163,7 +163,7 @@ class Context {
   // Moves a parked task from the waiting storage to its queue.
   __device__ void release(std::uint32_t slot, std::uint64_t id) const {
     alignas(8) std::byte buffer[max_item_bytes];
-    const std::uint32_t q = g_->waiting.extract(slot, buffer);
+    const std::uint32_t q = g_->waiting.extract(slot, buffer, max_item_bytes);
     record(DependencyEventKind::release, id, 0, q);
     enqueue(q, buffer, g_->queues[q].stride, id);
   }

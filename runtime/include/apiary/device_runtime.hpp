@@ -60,7 +60,18 @@ class DeviceRuntime {
   // the work ended or the watchdog stopped it; then finish_run() builds the report.
   DeviceGraph begin_run();
   void note_launch(const std::string& scheduler, unsigned grid, unsigned block, unsigned shared);
+  // Persistent schedulers: waits for the run's work on stream() while the watchdog watches.
   void supervise();
+  // Host-driven schedulers: waits for `event` under the watchdog. False when the watchdog
+  // stopped the run (the device was told to abort) or the kernels did not return.
+  bool wait(cudaEvent_t event);
+  // Host-driven schedulers: the run's work on stream() ends here (for the timing).
+  void mark_end();
+  // Host-driven schedulers: rounds and kernel launches of the run (shown in the report).
+  void note_rounds(std::uint64_t rounds, std::uint64_t launches) {
+    rounds_ = rounds;
+    launches_ = launches;
+  }
   // Reads the end state. Throws CapacityError/StallError/Error when the run failed (the
   // message carries the report).
   Report finish_run();
@@ -88,6 +99,7 @@ class DeviceRuntime {
   std::string scheduler_ = "none";
   std::string launch_;
   const void* user_data_ = nullptr;
+  std::uint64_t rounds_ = 0, launches_ = 0;
   bool watchdog_fired_ = false;
   bool kernel_hung_ = false;
   Trace trace_;

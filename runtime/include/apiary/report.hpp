@@ -30,6 +30,8 @@ struct Report {
   std::uint64_t unresolved_dependencies = 0;   // runtime-pool dependencies with a non-zero counter
   std::vector<std::string> unresolved_examples;  // "dependency #i: counter c"
   std::string launch;                 // grid/block/shared memory used
+  std::uint64_t rounds = 0;           // timesliced: controller rounds
+  std::uint64_t launches = 0;         // timesliced: worker kernel launches
   std::vector<std::string> errors;
 
   bool ok() const { return errors.empty() && (status == RunStatus::finished || status == RunStatus::stopped); }

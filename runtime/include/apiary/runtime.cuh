@@ -15,6 +15,7 @@
 #include <apiary/graph.hpp>
 #include <apiary/report.hpp>
 #include <apiary/schedulers/megakernel.cuh>
+#include <apiary/schedulers/timesliced.cuh>
 #include <apiary/trace.hpp>
 
 #include <span>
@@ -71,6 +72,7 @@ class Runtime {
   Report run(Scheduler scheduler) {
     switch (scheduler) {
       case Scheduler::megakernel: run_megakernel<Graph>(impl_); break;
+      case Scheduler::timesliced: run_timesliced<Graph>(impl_); break;
       default:
         throw InputError("scheduler",
                          std::string(to_string(scheduler)) +

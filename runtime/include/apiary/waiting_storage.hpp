@@ -78,11 +78,12 @@ struct WaitingStorageView {
     store_release(filled[slot], 1u);
   }
 
-  // Reads a filled slot into `item` (stride bytes) and frees it. Returns the target queue.
-  APIARY_HD std::uint32_t extract(std::uint32_t slot, void* item, std::uint64_t* tag = nullptr) const {
+  // Reads a filled slot into `item` (`bytes` <= stride bytes) and frees it. Returns the
+  // target queue.
+  APIARY_HD std::uint32_t extract(std::uint32_t slot, void* item, std::uint32_t bytes, std::uint64_t* tag = nullptr) const {
     DeviceAtomic<std::uint32_t> full(filled[slot]);
     while (full.load(mo::acquire) != 1u) spin_pause();  // set before the dependency published the slot
-    copy_words(item, items + std::size_t(slot) * stride, stride);
+    copy_words(item, items + std::size_t(slot) * stride, bytes < stride ? bytes : stride);
     const std::uint32_t queue = queue_of[slot];
     if (tag) *tag = tag_of ? tag_of[slot] : 0;
     full.store(0u, mo::relaxed);

@@ -27,10 +27,17 @@ void upload(DeviceBuffer<T>& d, const std::vector<T>& h) {
   APIARY_CUDA_CHECK(cudaMemcpy(d.get(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
 }
 
+// Every graph runs under every scheduler: the test case repeats once per scheduler.
+Scheduler each_scheduler() {
+  const Scheduler s = GENERATE(Scheduler::megakernel, Scheduler::timesliced);
+  UNSCOPED_INFO("scheduler: " << to_string(s));
+  return s;
+}
+
 // ---- the thesis's table example ------------------------------------------------------
 
 template <class Graph, bool Individual>
-void check_tables(std::uint32_t tables) {
+void check_tables(std::uint32_t tables, Scheduler scheduler) {
   using namespace table_example;
   DeviceBuffer<float> parts(std::size_t(tables) * parts_per_table), result(tables);
   upload(parts, std::vector<float>(parts.size(), std::numeric_limits<float>::quiet_NaN()));
@@ -42,7 +49,7 @@ void check_tables(std::uint32_t tables) {
   std::vector<PartJob> tops(tables);
   for (std::uint32_t t = 0; t < tables; ++t) tops[t] = PartJob{Workshop{parts.get(), result.get()}, t, legs_per_table};
   rt.template seed<CreateTabletop<Individual>>(tops);
-  const Report report = rt.run();
+  const Report report = rt.run(scheduler);
   INFO(report.format());
   REQUIRE(report.ok());
   REQUIRE(report.executed("CreateLeg") == 4ull * tables);
@@ -55,11 +62,11 @@ void check_tables(std::uint32_t tables) {
 }
 
 TEST_CASE("table example with phases matches the CPU reference and its trace checks", "[gpu][table]") {
-  check_tables<table_example::PhasedGraph, false>(5000);
+  check_tables<table_example::PhasedGraph, false>(5000, each_scheduler());
 }
 TEST_CASE("table example with individual dependencies matches the CPU reference and its trace checks",
           "[gpu][table]") {
-  check_tables<table_example::DependencyGraph, true>(5000);
+  check_tables<table_example::DependencyGraph, true>(5000, each_scheduler());
 }
 
 // ---- worker sizes: barriers, ranks, shared memory --------------------------------------
@@ -116,6 +123,7 @@ void seed_sums(Runtime<SumGraph>& rt, std::uint32_t* out, std::uint32_t base, st
 }
 
 TEST_CASE("every worker size gets a correct barrier, rank space and shared memory", "[gpu][worker]") {
+  const Scheduler scheduler = each_scheduler();
   const std::uint32_t per_type = 3000;
   DeviceBuffer<std::uint32_t> out(8 * per_type);
   upload(out, std::vector<std::uint32_t>(out.size(), 0xdeadbeefu));
@@ -130,7 +138,7 @@ TEST_CASE("every worker size gets a correct barrier, rank space and shared memor
   seed_sums<96>(rt, out.get(), 5 * per_type, per_type, want, rng);
   seed_sums<256>(rt, out.get(), 6 * per_type, per_type, want, rng);
   seed_sums<1024>(rt, out.get(), 7 * per_type, per_type, want, rng);
-  const Report report = rt.run();
+  const Report report = rt.run(scheduler);
   INFO(report.format());
   REQUIRE(report.total_executed == 8ull * per_type);
   REQUIRE(download(out) == want);
@@ -173,13 +181,14 @@ __device__ void Increment::operator()(Worker, const Item& job, Ctx& ctx) const {
 }
 
 TEST_CASE("cyclic phases run again until every queue is empty", "[gpu][phases]") {
+  const Scheduler scheduler = each_scheduler();
   const std::uint32_t n = 20000, target = 25;
   DeviceBuffer<std::uint32_t> values(n), violations(1);
   Runtime<CyclicGraph> rt{Config{}};
   std::vector<CounterJob> jobs(n);
   for (std::uint32_t i = 0; i < n; ++i) jobs[i] = CounterJob{i, target, values.get(), violations.get()};
   rt.seed<Increment>(jobs);
-  const Report report = rt.run();
+  const Report report = rt.run(scheduler);
   INFO(report.format());
   REQUIRE(report.executed("Increment") == std::uint64_t(n) * target);
   REQUIRE(report.executed("Check") == std::uint64_t(n) * target);
@@ -236,6 +245,7 @@ struct Producer {
 using DepGraph = PhaseQueue<Phaseless<Producer, Owner, Waiter>>;
 
 TEST_CASE("dependencies release each waiter once, after all resolutions, in either order", "[gpu][dependency]") {
+  const Scheduler scheduler = each_scheduler();
   const std::uint32_t n = 50000, fan_in = 6;
   DeviceBuffer<std::uint32_t> resolved(n), released(n), early(1);
   Config config;
@@ -253,7 +263,7 @@ TEST_CASE("dependencies release each waiter once, after all resolutions, in eith
   std::shuffle(producers.begin(), producers.end(), rng);
   rt.seed<Producer>(producers);  // producers and owners race: many resolutions come first
   rt.seed<Owner>(owners);
-  const Report report = rt.run();
+  const Report report = rt.run(scheduler);
   INFO(report.format());
   REQUIRE(report.executed("Waiter") == n);
   REQUIRE(report.parked == 0);
@@ -288,10 +298,11 @@ struct Forgetter {
 using ForgetGraph = PhaseQueue<Phaseless<Forgetter, Forgotten>>;
 
 TEST_CASE("a dependency that is never resolved ends the run with a report instead of hanging", "[gpu][stall]") {
+  const Scheduler scheduler = each_scheduler();
   Runtime<ForgetGraph> rt{Config{}};
   rt.seed<Forgetter>(std::vector<std::uint32_t>{1, 2, 3});
   try {
-    rt.run();
+    rt.run(scheduler);
     FAIL("the run should have failed");
   } catch (const StallError& e) {
     const std::string message = e.what();
@@ -316,11 +327,12 @@ struct Spinner {
 using SpinGraph = PhaseQueue<Phaseless<Spinner>>;
 
 TEST_CASE("the watchdog stops a run that makes no progress", "[gpu][stall]") {
+  const Scheduler scheduler = each_scheduler();
   Config config;
   config.watchdog_seconds = 0.5;
   Runtime<SpinGraph> rt{config};
   rt.seed<Spinner>(std::vector<std::uint32_t>{0});
-  REQUIRE_THROWS_WITH(rt.run(), Catch::Contains("watchdog") && Catch::Contains("watchdog_seconds"));
+  REQUIRE_THROWS_WITH(rt.run(scheduler), Catch::Contains("watchdog") && Catch::Contains("watchdog_seconds"));
 }
 
 struct Child {
@@ -345,11 +357,12 @@ using OverflowGraph = PhaseQueue<Phase<Parent>, Phase<Child>>;
 
 TEST_CASE("a full queue ends the run with an error naming the queue, its capacity and the config key",
           "[gpu][capacity]") {
+  const Scheduler scheduler = each_scheduler();
   Config config;
   config.queue_capacities["Child"] = 64;
   Runtime<OverflowGraph> rt{config};
   rt.seed<Parent>(std::vector<std::uint32_t>{0});
-  REQUIRE_THROWS_WITH(rt.run(), Catch::Contains("queue 'Child'") && Catch::Contains("capacity 64") &&
+  REQUIRE_THROWS_WITH(rt.run(scheduler), Catch::Contains("queue 'Child'") && Catch::Contains("capacity 64") &&
                                     Catch::Contains("queue_capacities.Child"));
 }
 
@@ -375,9 +388,10 @@ struct Stopper {
 using StopGraph = PhaseQueue<Phaseless<Stopper>>;
 
 TEST_CASE("ctx.stop() ends a run that would never finish", "[gpu][stop]") {
+  const Scheduler scheduler = each_scheduler();
   Runtime<StopGraph> rt{Config{}};
   rt.seed<Stopper>(std::vector<std::uint32_t>{0});
-  const Report report = rt.run();
+  const Report report = rt.run(scheduler);
   REQUIRE(report.status == RunStatus::stopped);
   REQUIRE(report.ok());
 }

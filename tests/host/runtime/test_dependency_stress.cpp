@@ -48,7 +48,7 @@ TEST_CASE("dependency: concurrent spawn_when and resolve release each task once,
 
   auto release = [&](std::uint32_t slot) {
     Waiter w{};
-    const std::uint32_t queue = ws.view.extract(slot, &w);
+    const std::uint32_t queue = ws.view.extract(slot, &w, sizeof(w));
     APIARY_THREAD_CHECK(failures, queue == 7);
     APIARY_THREAD_CHECK(failures, resolved[w.dep].load() == w.expected);  // all resolutions happened first
     APIARY_THREAD_CHECK(failures, released[w.dep].fetch_add(1) == 0);
@@ -100,7 +100,7 @@ TEST_CASE("dependency: resolutions before the spawn enqueue directly, without pa
   int released = 0, direct = 0;
   auto release = [&](std::uint32_t slot) {
     std::uint64_t v;
-    ws.view.extract(slot, &v);
+    ws.view.extract(slot, &v, sizeof(v));
     ++released;
   };
   REQUIRE_FALSE(resolve(dep, release));
@@ -122,7 +122,7 @@ TEST_CASE("dependency: the last resolution releases a parked task; retain adds e
   int released = 0;
   auto release = [&](std::uint32_t slot) {
     std::uint64_t v;
-    ws.view.extract(slot, &v);
+    ws.view.extract(slot, &v, sizeof(v));
     ++released;
   };
   auto park = [&] {

@@ -67,7 +67,7 @@ struct Sim {
 
   void release(std::uint32_t slot) {
     Item item{};
-    const std::uint32_t q = ws.view.extract(slot, &item);
+    const std::uint32_t q = ws.view.extract(slot, &item, sizeof(item));
     spawn(q, item);
   }
 

@@ -24,7 +24,7 @@ TEST_CASE("waiting storage: concurrent park and extract lose nothing", "[waiting
     std::uint32_t slot;
     if (!h.pop(slot)) return false;
     std::uint64_t value = 0;
-    const std::uint32_t queue = ws.view.extract(slot, &value);
+    const std::uint32_t queue = ws.view.extract(slot, &value, sizeof(value));
     APIARY_THREAD_CHECK(failures, queue == value % 5);
     APIARY_THREAD_CHECK(failures, seen[value].fetch_add(1) == 0);
     extracted.fetch_add(1);

@@ -1,0 +1,189 @@
+// The timesliced-kernel scheduler (thesis 3.2 and 6.1): a host controller runs the graph in
+// rounds. Each round it launches one kernel per eligible task type, in its own stream, with
+// as many blocks as the queue's fill level needs; the blocks drain that queue and exit. A
+// one-thread control kernel then advances the phase or detects the end (the same phase
+// controller as the megakernel) and writes a snapshot of fill levels into mapped host
+// memory, which the host reads to plan the next round — one wait per round, no full-device
+// synchronisation.
+#pragma once
+
+#include <apiary/cuda_check.hpp>
+#include <apiary/device_graph.hpp>
+#include <apiary/device_runtime.hpp>
+#include <apiary/error.hpp>
+#include <apiary/schedulers/batch_picker.hpp>
+#include <apiary/schedulers/block_runner.cuh>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace apiary {
+
+// What the host needs to plan a round; written by the control kernel.
+struct RoundSnapshot {
+  std::int64_t available[max_queues];
+  std::uint64_t phase_word;
+  std::uint64_t pending_total;
+  std::uint32_t status;
+  std::uint32_t pad;
+};
+
+struct TimeslicedParams {
+  DeviceGraph graph;
+  BlockLayout layout;
+  std::uint32_t queue;
+};
+
+namespace detail {
+
+// Thread 0: the next batch of this kernel's queue; stop when the queue is drained.
+__device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q) {
+  Batch batch;
+  const PhaseController pc = g.controller();
+  if (!pc.running()) {
+    batch.stop = true;
+    return batch;
+  }
+  const std::int64_t available = g.queues[q].available_hint();
+  const std::uint64_t per_round = std::uint64_t(layout.slots[q]) * gridDim.x;
+  std::uint64_t rounds = available > 0 ? std::uint64_t(available) / per_round : 1;
+  rounds = rounds < 1 ? 1 : (rounds > layout.max_rounds ? layout.max_rounds : rounds);
+  batch.queue = q;
+  batch.count = g.queues[q].claim(static_cast<std::uint32_t>(rounds * layout.slots[q]), batch.first);
+  batch.phase = pc.current();
+  batch.stop = batch.count == 0;
+  return batch;
+}
+
+template <class Graph>
+__global__ void timesliced_entry(const __grid_constant__ TimeslicedParams params) {
+  extern __shared__ __align__(16) std::byte smem[];
+  __shared__ Batch batch;
+  const DeviceGraph& g = params.graph;
+  for (;;) {
+    if (threadIdx.x == 0) {
+      batch = next_timesliced_batch(g, params.layout, params.queue);
+      if (!batch.stop) prepare_worker_barriers(g, params.layout, batch, smem);
+    }
+    __syncthreads();
+    if (batch.stop) break;
+    execute_batch<Graph>(g, params.layout, batch, smem);
+  }
+}
+
+// One thread, between rounds (no worker runs): advance the phase or end the run, then
+// publish the fill levels. (A template only so that every translation unit may instantiate it.)
+template <class Graph>
+__global__ void timesliced_control(const __grid_constant__ DeviceGraph g, RoundSnapshot* snapshot) {
+  const PhaseController pc = g.controller();
+  pc.on_idle([&] { return g.waiting.parked_hint(); });
+  for (std::uint32_t q = 0; q < g.table.num_queues; ++q) snapshot->available[q] = g.queues[q].available_hint();
+  snapshot->phase_word = load_acquire(g.state->phase_word);
+  snapshot->pending_total = load_acquire(g.state->pending_total.value);
+  snapshot->status = load_acquire(g.state->status);
+  __threadfence_system();
+}
+
+// Host memory the device writes directly (zero-copy), freed with the scheduler.
+class MappedSnapshot {
+ public:
+  MappedSnapshot() {
+    APIARY_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host_), sizeof(RoundSnapshot), cudaHostAllocMapped));
+    APIARY_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), host_, 0));
+  }
+  ~MappedSnapshot() { cudaFreeHost(host_); }
+  MappedSnapshot(const MappedSnapshot&) = delete;
+  MappedSnapshot& operator=(const MappedSnapshot&) = delete;
+  const volatile RoundSnapshot& host() const { return *host_; }
+  RoundSnapshot* device() const { return device_; }
+
+ private:
+  RoundSnapshot* host_ = nullptr;
+  RoundSnapshot* device_ = nullptr;
+};
+
+// One stream and completion event per task type, so a round's kernels run concurrently.
+class RoundStreams {
+ public:
+  explicit RoundStreams(std::uint32_t n) : streams_(n), events_(n) {
+    for (std::uint32_t q = 0; q < n; ++q) {
+      APIARY_CUDA_CHECK(cudaStreamCreateWithFlags(&streams_[q], cudaStreamNonBlocking));
+      APIARY_CUDA_CHECK(cudaEventCreateWithFlags(&events_[q], cudaEventDisableTiming));
+    }
+    APIARY_CUDA_CHECK(cudaEventCreateWithFlags(&round_done_, cudaEventDisableTiming));
+  }
+  ~RoundStreams() {
+    for (auto s : streams_) cudaStreamDestroy(s);
+    for (auto e : events_) cudaEventDestroy(e);
+    cudaEventDestroy(round_done_);
+  }
+  RoundStreams(const RoundStreams&) = delete;
+  RoundStreams& operator=(const RoundStreams&) = delete;
+  cudaStream_t stream(std::uint32_t q) const { return streams_[q]; }
+  cudaEvent_t done(std::uint32_t q) const { return events_[q]; }
+  cudaEvent_t round_done() const { return round_done_; }
+
+ private:
+  std::vector<cudaStream_t> streams_;
+  std::vector<cudaEvent_t> events_;
+  cudaEvent_t round_done_ = nullptr;
+};
+
+}  // namespace detail
+
+// Runs the seeded graph in timesliced rounds until it finishes, stops or fails.
+template <class Graph>
+void run_timesliced(DeviceRuntime& runtime) {
+  const Config& config = runtime.config();
+  const PhaseTable& table = runtime.table();
+  std::uint32_t shared = 0;
+  TimeslicedParams params{};
+  params.layout = plan_blocks(table, config, config.trace, shared);
+  const auto kernel = detail::timesliced_entry<Graph>;
+  const DeviceInfo& device = runtime.device();
+  if (shared > device.max_shared_per_block)
+    throw InputError("timesliced", "a block needs " + std::to_string(shared) +
+                                       " bytes of shared memory, more than the device's " +
+                                       std::to_string(device.max_shared_per_block) + "; lower shared_bytes");
+  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+  int per_sm = 0;
+  APIARY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(params.layout.block_threads), shared));
+  if (per_sm == 0) throw InputError("timesliced", "no block of " + std::to_string(params.layout.block_threads) + " threads fits on an SM");
+  const std::uint64_t max_blocks = std::uint64_t(per_sm) * device.sm_count;
+
+  detail::MappedSnapshot snapshot;
+  detail::RoundStreams streams(table.num_queues());
+  params.graph = runtime.begin_run();
+  const PhaseTableView view = table.view();
+  cudaStream_t control = runtime.stream();
+  std::uint64_t rounds = 0, launches = 0;
+  for (;;) {
+    detail::timesliced_control<Graph><<<1, 1, 0, control>>>(params.graph, snapshot.device());
+    APIARY_CUDA_CHECK(cudaGetLastError());
+    APIARY_CUDA_CHECK(cudaEventRecord(streams.round_done(), control));
+    if (!runtime.wait(streams.round_done())) break;  // the watchdog stopped the run
+    if (snapshot.host().status != static_cast<std::uint32_t>(RunStatus::running)) break;
+    const PhaseWord phase = PhaseWord::unpack(snapshot.host().phase_word);
+    ++rounds;
+    for (std::uint32_t q = 0; q < table.num_queues(); ++q) {
+      const bool eligible = view.queue_phase[q] == no_phase || view.queue_phase[q] == phase.phase;
+      const std::int64_t available = snapshot.host().available[q];
+      if (!eligible || available <= 0) continue;
+      const std::uint64_t wanted = (std::uint64_t(available) + params.layout.slots[q] - 1) / params.layout.slots[q];
+      const auto blocks = static_cast<unsigned>(std::min(wanted, max_blocks));
+      params.queue = q;
+      kernel<<<blocks, params.layout.block_threads, shared, streams.stream(q)>>>(params);
+      APIARY_CUDA_CHECK(cudaGetLastError());
+      APIARY_CUDA_CHECK(cudaEventRecord(streams.done(q), streams.stream(q)));
+      APIARY_CUDA_CHECK(cudaStreamWaitEvent(control, streams.done(q), 0));
+      ++launches;
+    }
+  }
+  runtime.note_launch("timesliced", unsigned(max_blocks), params.layout.block_threads, shared);
+  runtime.note_rounds(rounds, launches);
+  runtime.mark_end();
+}
+
+}  // namespace apiary
