@@ -2,7 +2,8 @@
 //
 //   apiary-synth CONFIG --plan                 the host model's task counts (no GPU needed)
 //   apiary-synth CONFIG [--scheduler NAME] [--trace FILE.json] [--plot FILE.png|.svg]
-//                       [--runtime-config FILE] [--repeats N]
+//                       [--check] [--runtime-config FILE] [--repeats N]
+//   --check records the trace and runs the trace checker without writing the trace.
 //
 // Exit codes: 0 counts (and trace check) as predicted, 1 mismatch or run error,
 // 2 bad input, 3 no usable GPU.
@@ -27,13 +28,14 @@ struct Options {
   bool plan_only = false;
   std::optional<Scheduler> scheduler;
   std::string trace_file, plot_file, runtime_config;
+  bool check = false;  // record and check the trace without writing it
   int repeats = 1;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "error: " << problem << "\n"
             << "usage: apiary-synth CONFIG [--plan] [--scheduler megakernel|timesliced|device_controller]\n"
-               "                    [--trace FILE.json] [--plot FILE.png|FILE.svg] [--runtime-config FILE]\n"
+               "                    [--trace FILE.json] [--plot FILE.png|FILE.svg] [--check] [--runtime-config FILE]\n"
                "                    [--repeats N]\n";
   std::exit(2);
 }
@@ -50,6 +52,7 @@ Options parse_options(int argc, char** argv) {
     else if (arg == "--scheduler") o.scheduler = parse_scheduler(value());
     else if (arg == "--trace") o.trace_file = value();
     else if (arg == "--plot") o.plot_file = value();
+    else if (arg == "--check") o.check = true;
     else if (arg == "--runtime-config") o.runtime_config = value();
     else if (arg == "--repeats") o.repeats = std::max(1, std::atoi(value().c_str()));
     else if (!arg.empty() && arg[0] == '-') usage("unknown option " + arg);
@@ -86,7 +89,7 @@ int run(const Options& o) {
   TreeRunOptions options;
   if (!o.runtime_config.empty()) options.base = Config::load(o.runtime_config);
   options.scheduler = o.scheduler.value_or(spec.scheduler.empty() ? options.base.scheduler : parse_scheduler(spec.scheduler));
-  options.trace = !o.trace_file.empty() || !o.plot_file.empty();
+  options.trace = o.check || !o.trace_file.empty() || !o.plot_file.empty();
 
   std::cout << "synthetic tree '" << spec.name << "' (" << to_string(spec.mode) << "), " << model.total_tasks
             << " tasks predicted, scheduler " << to_string(options.scheduler) << "\n";
@@ -110,6 +113,10 @@ int run(const Options& o) {
     const TraceCheckResult check = check_trace(last.trace);
     std::cout << "  " << format(check) << "\n";
     ok = ok && check.ok;
+    if (o.trace_file.empty() && o.plot_file.empty()) {
+      std::cout << (ok ? "OK" : "FAILED") << "\n";
+      return ok ? 0 : 1;
+    }
     const std::string trace_file = o.trace_file.empty() ? o.plot_file + ".trace.json" : o.trace_file;
     save_chrome_trace(last.trace, trace_file);
     std::cout << "  trace written to " << trace_file << " (open it in ui.perfetto.dev)\n";

@@ -53,3 +53,38 @@ TEST_CASE("phase table: bad layouts are rejected with the type's name", "[phases
   REQUIRE_THROWS_WITH(PhaseTable({}, false), Catch::Contains("no task types"));
   REQUIRE_THROWS_WITH(PhaseTable({layout("A", 0)}, false).queue_index("Z"), Catch::Contains("has: A"));
 }
+
+#include <apiary/run_state.hpp>
+
+TEST_CASE("phase controller: empty phases are skipped, cyclic graphs wrap, the end is detected", "[phases]") {
+  PhaseTable t({layout("A", 0), layout("C", 2), layout("D", 3)}, true);  // phase 1 has no task type
+  const PhaseTableView view = t.view();
+  RunState state{};
+  PhaseController pc{&state, &view};
+  state.phase_word = PhaseWord{0, 0}.pack();
+  state.pending_total.value = 5;
+  state.pending[3].value = 5;  // tasks in phase 2 only
+  pc.try_advance();
+  REQUIRE(pc.current().phase == 2);
+  REQUIRE(pc.current().epoch == 1);
+  state.pending[3].value = 0;
+  state.pending[1].value = 5;  // phase 0 again: a cyclic graph wraps around (skipping 3)
+  pc.try_advance();
+  REQUIRE(pc.current().phase == 0);
+  REQUIRE(pc.current().epoch == 2);
+  state.pending[1].value = 0;
+  state.pending_total.value = 0;
+  REQUIRE_FALSE(pc.on_idle([] { return 0; }));
+  REQUIRE(pc.status() == RunStatus::finished);
+}
+
+TEST_CASE("phase controller: parked tasks with nothing pending end the run as a stall", "[phases]") {
+  PhaseTable t({layout("A", 0)}, false);
+  const PhaseTableView view = t.view();
+  RunState state{};
+  PhaseController pc{&state, &view};
+  REQUIRE_FALSE(pc.on_idle([] { return 3; }));
+  REQUIRE(pc.status() == RunStatus::failed);
+  REQUIRE(state.error.code == static_cast<std::uint32_t>(ErrorCode::parked_without_producer));
+  REQUIRE(state.error.detail == 3);
+}
