@@ -24,4 +24,5 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/apiaryConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/apiaryConfig.cmake ${PROJECT_BINARY_DIR}/apiaryConfigVersion.cmake
   ${PROJECT_SOURCE_DIR}/cmake/ApiaryCudaStandard.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/ApiaryDeviceController.cmake
   DESTINATION ${APIARY_CMAKE_DIR})

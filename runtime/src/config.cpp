@@ -48,6 +48,14 @@ void read_megakernel(const json& j, MegakernelConfig& mk, const std::string& whe
   if (j.contains("blocks_per_sm")) mk.blocks_per_sm = number<std::uint32_t>(j, "blocks_per_sm", where, 0, 64);
 }
 
+void read_device_controller(const json& j, DeviceControllerConfig& dc, const std::string& where) {
+  if (!j.is_object()) throw InputError(where, "must be an object");
+  reject_unknown_keys(j, {"pending_launches", "oversubscription"}, where);
+  if (j.contains("pending_launches"))
+    dc.pending_launches = number<std::uint32_t>(j, "pending_launches", where, 1, 1u << 24);
+  if (j.contains("oversubscription")) dc.oversubscription = number<double>(j, "oversubscription", where, 0.01, 64.0);
+}
+
 }  // namespace
 
 std::uint64_t Config::capacity_for(const std::string& name, std::string* key) const {
@@ -63,8 +71,8 @@ Config Config::from_json(const json& j, const std::string& source) {
   if (!j.is_object()) throw InputError(source, "a runtime config must be a JSON object");
   reject_unknown_keys(j,
                       {"scheduler", "queue_capacity", "queue_capacities", "waiting_storage_capacity",
-                       "dependency_capacity", "watchdog_seconds", "trace", "trace_capacity",
-                       "trace_event_capacity", "megakernel", "device"},
+                       "dependency_capacity", "watchdog_seconds", "host_input_capacity", "trace", "trace_capacity",
+                       "trace_event_capacity", "megakernel", "device_controller", "device"},
                       source);
   Config c;
   constexpr std::uint64_t max_cap = 1ull << 40;
@@ -87,6 +95,8 @@ Config Config::from_json(const json& j, const std::string& source) {
     c.waiting_storage_capacity = number<std::uint32_t>(j, "waiting_storage_capacity", source, 0, 1u << 30);
   if (j.contains("dependency_capacity"))
     c.dependency_capacity = number<std::uint32_t>(j, "dependency_capacity", source, 0, 1u << 30);
+  if (j.contains("host_input_capacity"))
+    c.host_input_capacity = number<std::uint32_t>(j, "host_input_capacity", source, 1, 1u << 26);
   if (j.contains("watchdog_seconds")) c.watchdog_seconds = number<double>(j, "watchdog_seconds", source, 0.001, 86400.0);
   if (j.contains("trace")) {
     if (!j["trace"].is_boolean()) throw InputError(source + ": trace", "must be true or false");
@@ -96,6 +106,8 @@ Config Config::from_json(const json& j, const std::string& source) {
   if (j.contains("trace_event_capacity"))
     c.trace_event_capacity = number<std::uint64_t>(j, "trace_event_capacity", source, 1, max_cap);
   if (j.contains("megakernel")) read_megakernel(j["megakernel"], c.megakernel, source + ": megakernel");
+  if (j.contains("device_controller"))
+    read_device_controller(j["device_controller"], c.device_controller, source + ": device_controller");
   if (j.contains("device")) c.device = number<int>(j, "device", source, 0, 64);
   return c;
 }

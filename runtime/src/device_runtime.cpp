@@ -428,6 +428,15 @@ void DeviceRuntime::throw_failure(const RunState& state, Report report) const {
              "(CyclicPhaseQueue) or move their task type to a later phase.";
       report.errors.push_back(msg.str());
       throw Error(msg.str() + "\n" + report.format());
+    case ErrorCode::launch_failed:
+      msg << "a device-side launch of the device controller failed (CUDA error " << e.detail << ": "
+          << cudaGetErrorString(static_cast<cudaError_t>(e.detail)) << ") "
+          << (e.where < table_.num_queues() ? "for the workers of '" + table_.queues()[e.where].name + "'"
+                                            : std::string("for the next controller wave"))
+          << ": the pending-launch pool (cudaLimitDevRuntimePendingLaunchCount) holds " << e.capacity
+          << " launches. Raise the config key 'device_controller.pending_launches'.";
+      report.errors.push_back(msg.str());
+      throw CapacityError(msg.str() + "\n" + report.format());
     default:
       break;
   }

@@ -8,8 +8,10 @@
 //     "waiting_storage_capacity": 65536,
 //     "dependency_capacity": 65536,       // runtime-owned dependency pool
 //     "watchdog_seconds": 10,
+//     "host_input_capacity": 65536,       // host-submitted tasks in flight (Runtime::submit)
 //     "trace": false, "trace_capacity": 1048576, "trace_event_capacity": 1048576,
 //     "megakernel": {"block_threads": 0, "blocks_per_sm": 0},   // 0 = automatic
+//     "device_controller": {"pending_launches": 2048, "oversubscription": 1.5},
 //     "device": 0
 //   }
 #pragma once
@@ -30,6 +32,14 @@ struct MegakernelConfig {
   std::uint32_t blocks_per_sm = 0;   // 0: as many as fit (occupancy)
 };
 
+// The persistent device controller (PDC).
+struct DeviceControllerConfig {
+  // cudaLimitDevRuntimePendingLaunchCount: device-side launches that may be outstanding.
+  std::uint32_t pending_launches = 2048;
+  // Active worker warps kept at most: #SMs x max resident threads per SM x this / 32.
+  double oversubscription = 1.5;
+};
+
 struct Config {
   Scheduler scheduler = Scheduler::megakernel;
   std::uint64_t queue_capacity = 1u << 20;
@@ -37,10 +47,12 @@ struct Config {
   std::uint32_t waiting_storage_capacity = 1u << 16;
   std::uint32_t dependency_capacity = 1u << 16;
   double watchdog_seconds = 10.0;
+  std::uint32_t host_input_capacity = 1u << 16;  // tasks submitted by the host, in flight
   bool trace = false;
   std::uint64_t trace_capacity = 1u << 20;
   std::uint64_t trace_event_capacity = 1u << 20;
   MegakernelConfig megakernel;
+  DeviceControllerConfig device_controller;
   int device = 0;
 
   // Capacity of the queue of task type `name` and the config key that sets it.

@@ -14,6 +14,7 @@
 #include <apiary/error.hpp>
 #include <apiary/graph.hpp>
 #include <apiary/report.hpp>
+#include <apiary/schedulers/device_controller.cuh>
 #include <apiary/schedulers/megakernel.cuh>
 #include <apiary/schedulers/timesliced.cuh>
 #include <apiary/trace.hpp>
@@ -73,6 +74,8 @@ class Runtime {
     switch (scheduler) {
       case Scheduler::megakernel: run_megakernel<Graph>(impl_); break;
       case Scheduler::timesliced: run_timesliced<Graph>(impl_); break;
+      case Scheduler::device_controller: run_device_controller<Graph>(impl_, PdcMode::spin); break;
+      case Scheduler::device_controller_wave: run_device_controller<Graph>(impl_, PdcMode::wave); break;
       default:
         throw InputError("scheduler",
                          std::string(to_string(scheduler)) +

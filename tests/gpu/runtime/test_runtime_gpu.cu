@@ -29,7 +29,8 @@ void upload(DeviceBuffer<T>& d, const std::vector<T>& h) {
 
 // Every graph runs under every scheduler: the test case repeats once per scheduler.
 Scheduler each_scheduler() {
-  const Scheduler s = GENERATE(Scheduler::megakernel, Scheduler::timesliced);
+  const Scheduler s = GENERATE(Scheduler::megakernel, Scheduler::timesliced, Scheduler::device_controller,
+                               Scheduler::device_controller_wave);
   UNSCOPED_INFO("scheduler: " << to_string(s));
   return s;
 }

@@ -27,6 +27,27 @@ TEST_CASE("config: every key is read", "[config]") {
   REQUIRE(c.megakernel.blocks_per_sm == 2);
 }
 
+TEST_CASE("config: device controller keys and scheduler names", "[config]") {
+  const Config d;
+  REQUIRE(d.device_controller.pending_launches == 2048);
+  REQUIRE(d.device_controller.oversubscription == 1.5);
+  const Config c = Config::parse(R"({"scheduler": "pdc_wave",
+    "device_controller": {"pending_launches": 4096, "oversubscription": 2.0}})");
+  REQUIRE(c.scheduler == Scheduler::device_controller_wave);
+  REQUIRE(c.device_controller.pending_launches == 4096);
+  REQUIRE(c.device_controller.oversubscription == 2.0);
+  REQUIRE(parse_scheduler("pdc") == Scheduler::device_controller);
+  REQUIRE(parse_scheduler("device_controller") == Scheduler::device_controller);
+  REQUIRE(parse_scheduler("device_controller_wave") == Scheduler::device_controller_wave);
+  REQUIRE(to_string(Scheduler::device_controller_wave) == "device_controller_wave");
+  REQUIRE(all_schedulers().size() == 4);
+  REQUIRE_THROWS_WITH(Config::parse(R"({"device_controller": {"pending_launches": 0}})"),
+                      Catch::Contains("pending_launches"));
+  REQUIRE_THROWS_WITH(Config::parse(R"({"device_controller": {"pending": 1}})"),
+                      Catch::Contains("unknown key 'pending'"));
+  REQUIRE_THROWS_WITH(parse_scheduler("fastest"), Catch::Contains("pdc_wave"));
+}
+
 TEST_CASE("config: bad input names file, position or key", "[config]") {
   auto message = [](const char* text) {
     try {

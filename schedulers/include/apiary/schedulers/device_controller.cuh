@@ -1,0 +1,329 @@
+// The persistent device controller (PDC, thesis 3.4 and 6.3): a controller grid on the GPU,
+// one controller thread per queue, launches worker kernels with CUDA dynamic parallelism
+// (CDP2, fire-and-forget streams). A worker kernel drains its queue in batches (the same
+// block runner as the timesliced scheduler) and, when a block exits, takes its warps off a
+// global active-warp counter. The controller keeps the device oversubscribed up to
+//   max_warps = #SMs x max resident threads per SM x factor / 32   (factor 1.5 by default)
+// and prefers launches that fill whole blocks. Only controller thread 0 changes the phase (it
+// calls the phase controller only while no worker runs); the others read it from shared memory.
+//
+// Two modes:
+//   spin  one controller grid polls queue fill levels and the active-warp counter while its
+//         children run (as in the thesis). This relies on children running concurrently with
+//         a spinning parent, which the CUDA programming guide does not promise; the controller
+//         occupies a single block, so in practice there is room for them.
+//   wave  the controller launches a wave of workers and tail-launches itself; the next
+//         controller starts after the previous one and all its children ended (guaranteed by
+//         CDP2), advances the phase or ends the run, and launches the next wave.
+//
+// Device-side launches need relocatable device code and the device runtime library: build the
+// target with apiary_enable_device_controller(target) (cmake/ApiaryDeviceController.cmake).
+// Without it, run_device_controller throws InputError before the run starts.
+#pragma once
+
+#include <apiary/cuda_check.hpp>
+#include <apiary/device_buffer.hpp>
+#include <apiary/device_graph.hpp>
+#include <apiary/device_runtime.hpp>
+#include <apiary/error.hpp>
+#include <apiary/schedulers/batch_picker.hpp>
+#include <apiary/schedulers/block_runner.cuh>
+#include <apiary/schedulers/timesliced.cuh>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+namespace apiary {
+
+enum class PdcMode { spin, wave };
+
+// Device counters of a PDC run (zeroed before the run).
+struct PdcState {
+  std::uint32_t active_warps;              // warps of worker blocks launched and not yet exited
+  std::uint32_t done;                      // set by the last controller grid
+  std::uint32_t queue_blocks[max_queues];  // worker blocks launched per queue, not yet exited
+  std::uint64_t launches;                  // worker kernels launched
+  std::uint64_t iterations;                // controller loop iterations (spin) or waves (wave)
+  std::uint64_t waiter_polls;              // how long the host-stream waiter waited for `done`
+};
+
+// Everything the controller and the workers read; lives in device memory (a device-side
+// launch passes only a pointer and the queue index).
+struct PdcParams {
+  DeviceGraph graph;
+  BlockLayout layout;
+  PdcState* pdc = nullptr;
+  std::uint32_t shared = 0;           // dynamic shared memory of a worker block
+  std::uint32_t max_blocks = 0;       // resident worker blocks on the device (occupancy x SMs)
+  std::uint32_t max_warps = 0;        // oversubscription bound
+  std::uint32_t warps_per_block = 0;
+  std::uint32_t pending_limit = 0;    // cudaLimitDevRuntimePendingLaunchCount (for errors)
+};
+
+namespace detail {
+
+// The host-side message when the calling target was compiled without relocatable device code.
+inline constexpr const char* pdc_needs_rdc =
+    "device_controller needs relocatable device code: build the target with CUDA_SEPARABLE_COMPILATION ON "
+    "and link CUDA::cudadevrt (see docs)";
+
+#if defined(__CUDACC_RDC__)
+
+// A worker kernel: its blocks drain queue q in batches, then leave the active-warp counter.
+template <class Graph>
+__global__ void pdc_worker(const PdcParams* __restrict__ p, std::uint32_t q) {
+  extern __shared__ __align__(16) std::byte smem[];
+  __shared__ Batch batch;
+  const DeviceGraph& g = p->graph;
+  for (;;) {
+    if (threadIdx.x == 0) {
+      batch = next_timesliced_batch(g, p->layout, q);
+      if (!batch.stop) prepare_worker_barriers(g, p->layout, batch, smem);
+    }
+    __syncthreads();
+    if (batch.stop) break;
+    execute_batch<Graph>(g, p->layout, batch, smem);
+  }
+  if (threadIdx.x == 0) {
+    // Every batch of this block was reported finished before: a controller that sees the
+    // counter at zero sees their pending counts too.
+    DeviceAtomic<std::uint32_t>(p->pdc->queue_blocks[q]).fetch_sub(1, mo::release);
+    DeviceAtomic<std::uint32_t>(p->pdc->active_warps).fetch_sub(p->warps_per_block, mo::release);
+  }
+}
+
+struct PdcShared {
+  std::int32_t phase;
+  std::uint32_t stop;
+  std::uint32_t any_full;
+  std::uint32_t launched;
+};
+
+// Thread 0, every iteration or wave: move host-submitted tasks into their queues (host task
+// injection, where the runtime has it).
+template <class G>
+__device__ void pdc_drain_host_input(const G& g) {
+  if constexpr (requires { g.drain_host_input(); }) g.drain_host_input();
+}
+
+// Thread 0, while no worker runs (active warps == 0): advance the phase or end the run.
+// Returns false when the run is over.
+__device__ inline bool pdc_idle_step(const PdcParams* p) {
+  const PhaseController pc = p->graph.controller();
+  const DeviceGraph& g = p->graph;
+  return pc.on_idle([&] { return g.waiting.parked_hint(); });
+}
+
+// Controller thread q (all threads of the controller block call it; phase and stop are set):
+// decides and performs the launch for its queue. `wave`: nothing runs (no duplicate workers).
+template <class Graph>
+__device__ void pdc_plan_and_launch(const PdcParams* p, PdcShared& sh, std::uint32_t q, bool active_queue) {
+  const DeviceGraph& g = p->graph;
+  std::uint64_t wanted = 0;
+  bool partial = false;
+  if (active_queue) {
+    const std::uint32_t slots = p->layout.slots[q];
+    const std::int32_t qp = g.table.queue_phase[q];
+    const bool eligible = qp == no_phase || qp == sh.phase;
+    const std::int64_t available = eligible ? g.queues[q].available_hint() : 0;
+    if (available > 0) {
+      // Blocks this queue's tasks can use (as in the timesliced scheduler), less those running.
+      const std::uint64_t blocks = (std::uint64_t(available) + slots - 1) / slots;
+      const std::uint64_t running = load_acquire(p->pdc->queue_blocks[q]);
+      const std::uint64_t target = blocks < p->max_blocks ? blocks : p->max_blocks;
+      wanted = target > running ? target - running : 0;
+      // A launch "fills whole blocks" when the tasks not covered by running blocks fill one.
+      const std::uint64_t covered = running * slots;
+      partial = std::uint64_t(available) < covered + slots;
+      if (wanted > 0 && !partial) atomicOr(&sh.any_full, 1u);
+    }
+  }
+  __syncthreads();
+  if (wanted == 0) return;
+  if (partial && sh.any_full) return;  // prefer launches that fill whole blocks
+  // Oversubscription bound: reserve the warps first so the counter never undercounts.
+  DeviceAtomic<std::uint32_t> active(p->pdc->active_warps);
+  const std::uint32_t seen = active.load(mo::relaxed);
+  if (seen >= p->max_warps) return;
+  const std::uint64_t budget = (p->max_warps - seen + p->warps_per_block - 1) / p->warps_per_block;
+  const auto blocks = static_cast<std::uint32_t>(wanted < budget ? wanted : budget);
+  if (blocks == 0) return;
+  active.fetch_add(blocks * p->warps_per_block, mo::relaxed);
+  DeviceAtomic<std::uint32_t>(p->pdc->queue_blocks[q]).fetch_add(blocks, mo::relaxed);
+  pdc_worker<Graph><<<blocks, p->layout.block_threads, p->shared, cudaStreamFireAndForget>>>(p, q);
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) {
+    DeviceAtomic<std::uint32_t>(p->pdc->queue_blocks[q]).fetch_sub(blocks, mo::relaxed);
+    active.fetch_sub(blocks * p->warps_per_block, mo::relaxed);
+    raise_error(g.state->error, ErrorCode::launch_failed, q, p->pending_limit, std::uint64_t(err));
+    g.controller().set_status(RunStatus::failed);
+    return;
+  }
+  DeviceAtomic<std::uint64_t>(p->pdc->launches).fetch_add(1, mo::relaxed);
+  atomicAdd(&sh.launched, 1u);
+}
+
+// Spin mode: one persistent controller block.
+template <class Graph>
+__global__ void pdc_spin_controller(const PdcParams* __restrict__ p) {
+  __shared__ PdcShared sh;
+  const std::uint32_t q = threadIdx.x;
+  const bool active_queue = q < p->graph.table.num_queues;
+  const PhaseController pc = p->graph.controller();
+  std::uint32_t backoff = 64;
+  std::uint64_t it = 0;
+  for (;; ++it) {
+    if (threadIdx.x == 0) {
+      pdc_drain_host_input(p->graph);
+      bool go = pc.running();
+      // Only while nothing runs: the phase may change, or the run end.
+      if (go && load_acquire(p->pdc->active_warps) == 0) go = pdc_idle_step(p);
+      sh.stop = go ? 0u : 1u;
+      sh.phase = pc.current().phase;
+      sh.any_full = 0;
+      sh.launched = 0;
+    }
+    __syncthreads();
+    if (sh.stop) break;
+    pdc_plan_and_launch<Graph>(p, sh, q, active_queue);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      if (sh.launched == 0) {
+        __nanosleep(backoff);
+        backoff = backoff < 4096 ? backoff * 2 : backoff;
+      } else {
+        backoff = 64;
+      }
+    }
+  }
+  if (threadIdx.x == 0) {
+    store_relaxed(p->pdc->iterations, it);
+    store_release(p->pdc->done, 1u);
+  }
+}
+
+// Wave mode: one controller grid per wave; it starts after the previous wave's controller and
+// all its workers ended, so nothing runs while thread 0 advances the phase.
+template <class Graph>
+__global__ void pdc_wave_controller(const PdcParams* __restrict__ p) {
+  __shared__ PdcShared sh;
+  const std::uint32_t q = threadIdx.x;
+  const bool active_queue = q < p->graph.table.num_queues;
+  const PhaseController pc = p->graph.controller();
+  if (threadIdx.x == 0) {
+    DeviceAtomic<std::uint64_t>(p->pdc->iterations).fetch_add(1, mo::relaxed);
+    pdc_drain_host_input(p->graph);
+    bool go = pc.running() && pdc_idle_step(p);
+    sh.stop = go ? 0u : 1u;
+    sh.phase = pc.current().phase;
+    sh.any_full = 0;
+    sh.launched = 0;
+  }
+  __syncthreads();
+  if (sh.stop) {
+    if (threadIdx.x == 0) store_release(p->pdc->done, 1u);
+    return;
+  }
+  pdc_plan_and_launch<Graph>(p, sh, q, active_queue);
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  if (sh.launched == 0) __nanosleep(2000);  // nothing to launch now (e.g. the host may still add work)
+  pdc_wave_controller<Graph><<<1, blockDim.x, 0, cudaStreamTailLaunch>>>(p);
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) {
+    raise_error(p->graph.state->error, ErrorCode::launch_failed, max_queues, p->pending_limit, std::uint64_t(err));
+    pc.set_status(RunStatus::failed);
+    store_release(p->pdc->done, 1u);
+  }
+}
+
+// On the runtime's stream after the controller: returns once the last controller grid set
+// `done`. Where the stream's completion already covers the tail-launched controllers (CDP2
+// nests them in their parent's work), it finds `done` set at once.
+template <class = void>
+__global__ void pdc_wait_done(PdcState* s) {
+  std::uint64_t polls = 0;
+  while (load_acquire(s->done) == 0) {
+    __nanosleep(1000);
+    ++polls;
+  }
+  s->waiter_polls = polls;
+}
+
+#endif  // __CUDACC_RDC__
+
+}  // namespace detail
+
+// The oversubscription bound of thesis 6.3 (rounded down, at least one block's worth).
+inline std::uint32_t pdc_max_warps(const DeviceInfo& device, double factor, std::uint32_t warps_per_block) {
+  const double warps = double(device.sm_count) * double(device.max_threads_per_sm) * factor / 32.0;
+  return std::max<std::uint32_t>(warps_per_block, static_cast<std::uint32_t>(warps));
+}
+
+// Runs the seeded graph with the device controller until it finishes, stops or fails.
+template <class Graph>
+void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unused]] PdcMode mode) {
+#if !defined(__CUDACC_RDC__)
+  throw InputError("scheduler", detail::pdc_needs_rdc);
+#else
+  const Config& config = runtime.config();
+  const PhaseTable& table = runtime.table();
+  const char* name = mode == PdcMode::spin ? "device_controller" : "device_controller_wave";
+  std::uint32_t shared = 0;
+  PdcParams params{};
+  params.layout = plan_blocks(table, config, config.trace, shared);
+  const auto worker = detail::pdc_worker<Graph>;
+  const DeviceInfo& device = runtime.device();
+  if (shared > device.max_shared_per_block)
+    throw InputError(name, "a worker block needs " + std::to_string(shared) +
+                               " bytes of shared memory, more than the device's " +
+                               std::to_string(device.max_shared_per_block) + "; lower shared_bytes");
+  APIARY_CUDA_CHECK(cudaFuncSetAttribute(worker, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+  int per_sm = 0;
+  APIARY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, worker, int(params.layout.block_threads), shared));
+  if (per_sm == 0)
+    throw InputError(name, "no worker block of " + std::to_string(params.layout.block_threads) +
+                               " threads fits on an SM (registers or shared memory); lower megakernel.block_threads");
+  const std::uint32_t controller_threads = (table.num_queues() + 31) / 32 * 32;
+  params.shared = shared;
+  params.max_blocks = std::uint32_t(per_sm) * device.sm_count;
+  params.warps_per_block = params.layout.block_threads / 32;
+  params.max_warps = pdc_max_warps(device, config.device_controller.oversubscription, params.warps_per_block);
+  params.pending_limit = config.device_controller.pending_launches;
+  APIARY_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, config.device_controller.pending_launches));
+
+  DeviceBuffer<PdcState> pdc_state(1, false);
+  DeviceBuffer<PdcParams> device_params(1, false);
+  params.pdc = pdc_state.get();
+  params.graph = runtime.begin_run();
+  APIARY_CUDA_CHECK(cudaMemsetAsync(pdc_state.get(), 0, sizeof(PdcState), runtime.stream()));
+  APIARY_CUDA_CHECK(cudaMemcpyAsync(device_params.get(), &params, sizeof(PdcParams), cudaMemcpyHostToDevice,
+                                    runtime.stream()));
+  runtime.note_launch(name, params.max_blocks, params.layout.block_threads, shared);
+  if (mode == PdcMode::spin)
+    detail::pdc_spin_controller<Graph><<<1, controller_threads, 0, runtime.stream()>>>(device_params.get());
+  else
+    detail::pdc_wave_controller<Graph><<<1, controller_threads, 0, runtime.stream()>>>(device_params.get());
+  APIARY_CUDA_CHECK(cudaGetLastError());
+  detail::pdc_wait_done<><<<1, 1, 0, runtime.stream()>>>(pdc_state.get());
+  APIARY_CUDA_CHECK(cudaGetLastError());
+  runtime.supervise();
+  if (cudaStreamQuery(runtime.stream()) != cudaSuccess) {
+    // The kernels did not return (finish_run reports it): leave their memory allocated.
+    (void)new DeviceBuffer<PdcState>(std::move(pdc_state));
+    (void)new DeviceBuffer<PdcParams>(std::move(device_params));
+    return;
+  }
+  PdcState stats{};
+  APIARY_CUDA_CHECK(cudaMemcpy(&stats, pdc_state.get(), sizeof(PdcState), cudaMemcpyDeviceToHost));
+  runtime.note_rounds(stats.iterations, stats.launches);
+  runtime.note_launch(std::string(name) + " (" + std::to_string(params.max_warps) + " max warps, pending-launch pool " +
+                          std::to_string(params.pending_limit) + ", stream end " +
+                          (stats.waiter_polls == 0 ? "covered" : "did not cover") + " the controller's launches)",
+                      params.max_blocks, params.layout.block_threads, shared);
+#endif
+}
+
+}  // namespace apiary
