@@ -7,8 +7,10 @@ labelled vertical lines at the time each phase instance started. Tasks that over
 
 Usage:
     apiary_plot.py TRACE.json -o plot.png [--svg plot.svg] [--title TITLE]
-    apiary_plot.py --compare A.json B.json --labels "phases" "individual dependencies" \\
+    apiary_plot.py --compare A.json B.json [C.json ...] --labels "phases" "individual dependencies" \\
         -o cmp.png [--svg cmp.svg]
+
+--compare stacks two or more traces (e.g. one tree under every scheduler) with one time axis.
 
 TRACE.json is a Chrome trace written by apiary (save_chrome_trace, Config::trace, --trace FILE).
 The output format follows the file suffix (.png, .svg, .pdf). Exit status: 0 ok, 2 bad input,
@@ -233,7 +235,9 @@ def render(traces: list[PlotTrace], titles: list[str], outputs: list[Path]) -> N
     queues = max(max(len(t.queue_names), max(t.queue, default=-1) + 1) for t in traces)
     colors = task_colors(queues)
     lanes = [max(len(set(t.sm)), 1) for t in traces]
-    heights = [min(max(1.2 + 0.18 * n, 2.5), 12.0) for n in lanes]
+    # Many stacked panels get shorter ones so that the figure stays readable.
+    cap = 12.0 if len(traces) <= 2 else max(4.0, 24.0 / len(traces))
+    heights = [min(max(1.2 + 0.18 * n, 2.5), cap) for n in lanes]
     fig, axes = plt.subplots(len(traces), 1, sharex=True, squeeze=False,
                              figsize=(12, sum(heights) + 0.6),
                              gridspec_kw={"height_ratios": heights}, layout="constrained")
@@ -254,8 +258,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         description="Scheduling plot of apiary traces: one lane per SM, bars coloured by task "
                     "type, phase boundaries marked.")
     parser.add_argument("trace", nargs="?", type=Path, help="trace JSON written by apiary")
-    parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"),
-                        help="two traces drawn as stacked panels with the same time axis")
+    parser.add_argument("--compare", nargs="+", type=Path, metavar="TRACE",
+                        help="two or more traces drawn as stacked panels with the same time axis")
     parser.add_argument("--labels", nargs="+", metavar="LABEL",
                         help="panel titles for --compare (default: file names)")
     parser.add_argument("-o", "--output", type=Path, required=True,
@@ -264,11 +268,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--title", help="title (single trace) or figure title (--compare)")
     args = parser.parse_args(argv)
     if (args.trace is None) == (args.compare is None):
-        parser.error("give either one TRACE or --compare A B")
+        parser.error("give either one TRACE or --compare A B [C ...]")
+    if args.compare is not None and len(args.compare) < 2:
+        parser.error("--compare needs at least two traces")
     if args.labels and not args.compare:
         parser.error("--labels goes with --compare")
-    if args.labels and len(args.labels) != 2:
-        parser.error("--labels needs one label per compared trace (2)")
+    if args.labels and len(args.labels) != len(args.compare):
+        parser.error(f"--labels needs one label per compared trace ({len(args.compare)})")
     return args
 
 
