@@ -2,6 +2,9 @@
 //   host_launch   one empty <<<1, 32>>> kernel launched from the host per task, back to back;
 //   graph_node    one empty <<<1, 32>>> kernel node per task, a chain captured into a CUDA
 //                 graph and replayed;
+//   graph_while   a CUDA graph whose conditional WHILE node runs a 1-kernel body N times: the
+//                 body kernel decrements a device counter and sets the loop condition with
+//                 cudaGraphSetConditional (CUDA 12.4+); ns per iteration;
 //   plain_kernel  one data-parallel kernel for all tasks (a worker of 1/32/256 threads per
 //                 item, each reading its item like the runtime's empty task): what the same
 //                 "tasks" cost with no scheduling at all.
@@ -12,12 +15,24 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace apiary_bench {
 namespace {
 
 __global__ void empty_kernel() {}
+
+// graph_while: the node before the loop sets the counter, the body counts it down.
+__global__ void while_reset(std::uint32_t* counter, std::uint32_t iterations) {
+  if (threadIdx.x == 0) *counter = iterations;
+}
+__global__ void while_body(std::uint32_t* counter, cudaGraphConditionalHandle handle) {
+  if (threadIdx.x == 0) {
+    const std::uint32_t left = --*counter;
+    cudaGraphSetConditional(handle, left > 0 ? 1u : 0u);
+  }
+}
 
 __global__ void plain_tasks(const std::uint32_t* items, std::uint64_t tasks, std::uint32_t shift) {
   const std::uint64_t task = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> shift;
@@ -102,6 +117,77 @@ Measurement measure_graph_nodes(std::uint32_t nodes, int repeats) {
   m.tasks = nodes;
   m.baseline = "none";
   m.ms = repeat(repeats, stream, events, [&] { APIARY_CUDA_CHECK(cudaGraphLaunch(exec, stream.s)); });
+  return m;
+}
+
+Measurement measure_graph_while(std::uint32_t iterations, int repeats) {
+  std::uint32_t* counter = nullptr;
+  APIARY_CUDA_CHECK(cudaMalloc(&counter, sizeof(std::uint32_t)));
+  struct Free {
+    void* p;
+    ~Free() { cudaFree(p); }
+  } counter_guard{counter};
+
+  cudaGraph_t graph = nullptr;
+  APIARY_CUDA_CHECK(cudaGraphCreate(&graph, 0));
+  struct GraphGuard {
+    cudaGraph_t g;
+    ~GraphGuard() { cudaGraphDestroy(g); }
+  } graph_guard{graph};
+  // Condition 1 at every launch: the body runs at least once, then decides itself.
+  cudaGraphConditionalHandle handle{};
+  APIARY_CUDA_CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault));
+
+  // reset -> WHILE(handle) { while_body }
+  cudaGraphNode_t reset = nullptr;
+  {
+    void* args[] = {&counter, &iterations};
+    cudaKernelNodeParams p{};
+    p.func = reinterpret_cast<void*>(while_reset);
+    p.gridDim = dim3(1);
+    p.blockDim = dim3(32);
+    p.kernelParams = args;
+    APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&reset, graph, nullptr, 0, &p));
+  }
+  cudaGraphNodeParams loop{};
+  loop.type = cudaGraphNodeTypeConditional;
+  loop.conditional.handle = handle;
+  loop.conditional.type = cudaGraphCondTypeWhile;
+  loop.conditional.size = 1;
+  cudaGraphNode_t loop_node = nullptr;
+  APIARY_CUDA_CHECK(cudaGraphAddNode(&loop_node, graph, &reset, nullptr, 1, &loop));
+  cudaGraph_t body = loop.conditional.phGraph_out[0];
+  {
+    void* args[] = {&counter, &handle};
+    cudaKernelNodeParams p{};
+    p.func = reinterpret_cast<void*>(while_body);
+    p.gridDim = dim3(1);
+    p.blockDim = dim3(32);
+    p.kernelParams = args;
+    cudaGraphNode_t body_node = nullptr;
+    APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&body_node, body, nullptr, 0, &p));
+  }
+  cudaGraphExec_t exec = nullptr;
+  APIARY_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  struct ExecGuard {
+    cudaGraphExec_t e;
+    ~ExecGuard() { cudaGraphExecDestroy(e); }
+  } exec_guard{exec};
+
+  Stream stream;
+  Events events;
+  APIARY_CUDA_CHECK(cudaGraphUpload(exec, stream.s));
+  Measurement m;
+  m.benchmark = "graph_while";
+  m.config = {Field::num("grid", 1), Field::num("block", 32), Field::num("iterations", iterations),
+              Field::str("body", "1 kernel")};
+  m.tasks = iterations;
+  m.baseline = "none";
+  m.ms = repeat(repeats, stream, events, [&] { APIARY_CUDA_CHECK(cudaGraphLaunch(exec, stream.s)); });
+  // The loop really ran `iterations` times: the counter reached zero.
+  std::uint32_t left = 1;
+  APIARY_CUDA_CHECK(cudaMemcpy(&left, counter, sizeof(left), cudaMemcpyDeviceToHost));
+  if (left != 0) throw Failure("graph_while", "counter ended at " + std::to_string(left) + ", expected 0");
   return m;
 }
 

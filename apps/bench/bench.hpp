@@ -6,6 +6,8 @@
 // the baseline ratios and writes one JSON object per line. This header compiles without nvcc.
 #pragma once
 
+#include <apiary/scheduler.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -20,6 +22,11 @@ struct Options {
   std::uint32_t block_threads = 0;     // megakernel block size where no sweep runs (0: automatic)
   std::string json_file;               // JSON lines are appended here as well as to stdout
   std::vector<std::string> only;       // benchmark groups to run (empty: all)
+  std::vector<apiary::Scheduler> schedulers{apiary::Scheduler::megakernel};  // --scheduler, in order
+  apiary::Scheduler scheduler = apiary::Scheduler::megakernel;  // the one the groups run under now
+  bool baselines = true;               // --no-baselines: skip them (ratios are left out)
+  std::string synthetic_dir;           // thesis11_{phases,individual}.json live here
+  std::string trace_dir;               // synthetic_tree writes its individual-mode traces here ("" = none)
 
   bool wants(const std::string& group) const;
 };
@@ -44,12 +51,15 @@ struct Measurement {
   std::vector<double> seed_ms;     // host time to seed each repeat (not part of ms)
   std::string launch;              // the megakernel launch the runtime chose
   std::string baseline;            // which baseline ns_per_task is compared with ("" = the default pair)
+  std::uint64_t rounds = 0;        // Report::rounds / launches of the last timed run (timesliced,
+  std::uint64_t launches = 0;      // device controller); 0 where the scheduler has no rounds
 };
 
 // What a measurement is compared with; filled by the baseline group first.
 struct Baselines {
   double host_launch_ns = 0;                  // one <<<1, 32>>> launch per task
   double graph_node_ns = 0;                   // one kernel node per task in a CUDA graph
+  double graph_while_ns = 0;                  // one iteration of a CUDA graph WHILE node (1-kernel body)
   double plain_kernel_ns[3] = {0, 0, 0};      // one data-parallel kernel, worker size 1 / 32 / 256
 };
 
@@ -72,6 +82,7 @@ double minimum(const std::vector<double>& v);
 // Baselines (baselines.cu).
 Measurement measure_host_launches(std::uint32_t launches, int repeats);
 Measurement measure_graph_nodes(std::uint32_t nodes, int repeats);
+Measurement measure_graph_while(std::uint32_t iterations, int repeats);
 Measurement measure_plain_kernel(std::uint32_t worker_size, std::uint64_t tasks, int repeats);
 
 // The runtime (empty_tasks*.cu, spawn_tasks.cu, dependencies.cu). Each emits its records
@@ -82,5 +93,11 @@ void bench_empty_tasks_256(const Options& o, const Sink& sink);
 void bench_spawned_tasks(const Options& o, const Sink& sink);
 void bench_dependency_resolution(const Options& o, const Sink& sink);
 void bench_dependency_chain(const Options& o, const Sink& sink);
+void bench_fan_tree(const Options& o, const Sink& sink);         // fan_tree.cu
+void bench_synthetic_tree(const Options& o, const Sink& sink);   // synthetic_tree.cu
+
+// A megakernel block-size sweep only means something under the megakernel; the other
+// schedulers run each configuration once, with block_threads 0 (automatic).
+inline bool sweeps_block_threads(const Options& o) { return o.scheduler == apiary::Scheduler::megakernel; }
 
 }  // namespace apiary_bench

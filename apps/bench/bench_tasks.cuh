@@ -71,6 +71,8 @@ void time_runs(apiary::Runtime<Graph>& rt, int repeats, const std::string& bench
     const std::string problem = check(report);
     if (!problem.empty()) throw Failure(benchmark, problem + "\n" + report.format());
     m.launch = report.launch;
+    m.rounds = report.rounds;
+    m.launches = report.launches;
     if (r < 0) continue;  // warm-up: first-launch costs, module load, page faults
     m.ms.push_back(report.wall_ms);
     m.seed_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
@@ -93,5 +95,20 @@ inline std::string expect_clean(const apiary::Report& report) {
 
 // The megakernel block sizes swept where the benchmark asks for a sweep.
 inline constexpr std::uint32_t swept_block_threads[] = {256, 512, 1024};
+
+// The block sizes a benchmark runs under the current scheduler: the sweep under the megakernel,
+// only 0 (automatic; other schedulers size their kernels per task type) otherwise.
+inline std::vector<std::uint32_t> block_threads_for(const Options& o) {
+  if (sweeps_block_threads(o)) return {std::begin(swept_block_threads), std::end(swept_block_threads)};
+  return {0};
+}
+
+// A Config for the current scheduler.
+inline apiary::Config bench_config(const Options& o) {
+  apiary::Config config;
+  config.scheduler = o.scheduler;
+  config.megakernel.block_threads = o.block_threads;
+  return config;
+}
 
 }  // namespace apiary_bench

@@ -106,12 +106,11 @@ void bench_dependency_resolution(const Options& o, const Sink& sink) {
   const std::uint64_t max_waiters = producers / fan_ins[0];
 
   // One runtime for every fan-in, sized for the most waiters parked at once.
-  apiary::Config config;
+  apiary::Config config = bench_config(o);
   config.queue_capacities = {{Owner::name, max_waiters / 32}, {Producer::name, producers}, {Waiter::name, max_waiters}};
   config.dependency_capacity = static_cast<std::uint32_t>(max_waiters);
   // Half full at most: parking probes the waiting storage linearly from a hashed start.
   config.waiting_storage_capacity = static_cast<std::uint32_t>(2 * max_waiters);
-  config.megakernel.block_threads = o.block_threads;
   apiary::Runtime<DependencyGraph> rt{config};
 
   for (const std::uint32_t fan_in : fan_ins) {
@@ -166,12 +165,11 @@ struct Link {
 using ChainGraph = apiary::PhaseQueue<apiary::Phaseless<Link>>;
 
 void bench_dependency_chain(const Options& o, const Sink& sink) {
-  const std::uint32_t links = o.quick ? 2000 : 20000;
-  apiary::Config config;
+  const std::uint32_t links = o.quick ? 2000 : 10000;  // the issue's chain of 10^4 tasks
+  apiary::Config config = bench_config(o);
   config.queue_capacity = 1024;
   config.dependency_capacity = links;
   config.waiting_storage_capacity = 1024;
-  config.megakernel.block_threads = o.block_threads;
   apiary::Runtime<ChainGraph> rt{config};
   for (const bool use_dependency : {false, true}) {
     const std::vector<Link::Item> head{Link::Item{links, use_dependency ? 1u : 0u}};

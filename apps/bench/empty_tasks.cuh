@@ -12,9 +12,9 @@ void bench_empty_tasks(const Options& o, const Sink& sink) {
   using Task = Empty<Threads>;
   const std::uint64_t n = o.quick ? (1ull << 20) : (1ull << 24);
   const std::vector<typename Task::Item> items = indexed_items<typename Task::Item>(n);
-  for (const std::uint32_t block_threads : swept_block_threads) {
-    if (block_threads < Threads) continue;
-    apiary::Config config;
+  for (const std::uint32_t block_threads : block_threads_for(o)) {
+    if (block_threads != 0 && block_threads < Threads) continue;
+    apiary::Config config = bench_config(o);
     config.queue_capacity = n;  // every task is queued before the run starts
     config.megakernel.block_threads = block_threads;
     apiary::Runtime<EmptyGraph<Threads>> rt{config};

@@ -1,10 +1,17 @@
-// apiary-bench-runtime: what the runtime's scheduling costs per task.
+// apiary-bench-runtime: what the runtime's scheduling costs per task, per scheduler.
 //
 //   apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]
-//                        [--block-threads N]
+//                        [--block-threads N] [--scheduler NAME[,NAME...]] [--no-baselines]
+//                        [--synthetic-dir DIR] [--trace-dir DIR]
 //
 // Groups: baselines, empty_tasks, empty_tasks_spawned, dependency_resolution,
-// dependency_chain. The baselines run whenever any group runs (the ratios need them).
+// dependency_chain, fan_tree, synthetic_tree. The baselines (host launch, CUDA graph node,
+// CUDA graph WHILE loop, plain kernel) run once, first, whenever any group runs (the ratios
+// need them) unless --no-baselines; every other group runs once per --scheduler (default
+// megakernel; names as apiary::parse_scheduler takes them: megakernel/mk, timesliced/tsk,
+// device_controller/pdc, device_controller_wave/pdc_wave) and its records carry "scheduler".
+// A group that fails under one scheduler (wrong counts, a run that throws, a scheduler this
+// build lacks) leaves an error record naming both and the others still run.
 // Every measurement is one JSON object on one line of stdout (and appended to --json FILE);
 // a summary record and a human-readable table come last. Exit status: 0 when every check
 // passed, 1 when a measurement failed its check, 2 for bad arguments, 3 without a usable GPU.
@@ -27,6 +34,9 @@
 #ifndef APIARY_GIT_COMMIT
 #define APIARY_GIT_COMMIT "unknown"
 #endif
+#ifndef APIARY_SOURCE_DIR
+#define APIARY_SOURCE_DIR "."
+#endif
 
 namespace apiary_bench {
 
@@ -44,13 +54,16 @@ bool Options::wants(const std::string& group) const {
 
 namespace {
 
-const char* const groups[] = {"baselines", "empty_tasks", "empty_tasks_spawned", "dependency_resolution",
-                              "dependency_chain"};
+const char* const groups[] = {"baselines",        "empty_tasks", "empty_tasks_spawned", "dependency_resolution",
+                              "dependency_chain", "fan_tree",    "synthetic_tree"};
 
 void usage(std::ostream& out) {
-  out << "usage: apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]] "
-         "[--block-threads N]\n  groups:";
+  out << "usage: apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]\n"
+         "                            [--block-threads N] [--scheduler NAME[,NAME...]] [--no-baselines]\n"
+         "                            [--synthetic-dir DIR] [--trace-dir DIR]\n  groups:";
   for (const char* g : groups) out << " " << g;
+  out << "\n  schedulers:";
+  for (const apiary::Scheduler s : apiary::all_schedulers()) out << " " << apiary::to_string(s);
   out << "\n";
 }
 
@@ -64,6 +77,7 @@ std::vector<std::string> split(const std::string& s) {
 
 Options parse(int argc, char** argv) {
   Options o;
+  o.synthetic_dir = std::string(APIARY_SOURCE_DIR) + "/configs/synthetic";
   bool repeats_set = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -80,12 +94,23 @@ Options parse(int argc, char** argv) {
       else if (arg == "--json") o.json_file = value();
       else if (arg == "--only") o.only = split(value());
       else if (arg == "--block-threads") o.block_threads = static_cast<std::uint32_t>(std::stoul(value()));
+      else if (arg == "--scheduler") {
+        o.schedulers.clear();
+        for (const std::string& name : split(value())) o.schedulers.push_back(apiary::parse_scheduler(name));
+        if (o.schedulers.empty()) throw apiary::InputError("--scheduler", "no scheduler named");
+      } else if (arg == "--no-baselines") o.baselines = false;
+      else if (arg == "--synthetic-dir") o.synthetic_dir = value();
+      else if (arg == "--trace-dir") o.trace_dir = value();
       else if (arg == "--help" || arg == "-h") usage(std::cout), std::exit(0);
       else {
         std::cerr << "error: unknown argument '" << arg << "'\n";
         usage(std::cerr);
         std::exit(2);
       }
+    } catch (const apiary::InputError& e) {  // parse_scheduler: an unknown scheduler name
+      std::cerr << "error: " << e.what() << "\n";
+      usage(std::cerr);
+      std::exit(2);
     } catch (const std::logic_error&) {  // stoi/stoul on a non-number
       std::cerr << "error: " << arg << " needs a number\n";
       std::exit(2);
@@ -116,8 +141,12 @@ class Output {
   }
 
   nlohmann::json header(const std::string& benchmark) const {
-    return {{"benchmark", benchmark}, {"device", device_}, {"commit", APIARY_GIT_COMMIT}};
+    nlohmann::json j = {{"benchmark", benchmark}, {"device", device_}, {"commit", APIARY_GIT_COMMIT}};
+    if (!scheduler_.empty()) j["scheduler"] = scheduler_;
+    return j;
   }
+  // The scheduler the following records were measured under ("" = none: baselines, summary).
+  void set_scheduler(std::string s) { scheduler_ = std::move(s); }
 
   void write(const nlohmann::json& record) {
     const std::string line = record.dump();
@@ -130,6 +159,7 @@ class Output {
 
  private:
   std::string device_;
+  std::string scheduler_;
   std::ofstream file_;
   std::vector<nlohmann::json> records_;
 };
@@ -166,6 +196,13 @@ nlohmann::json to_json(const Output& out, const Measurement& m, const Baselines&
   j["ms"] = m.ms;
   if (!m.seed_ms.empty()) j["seed_ms_median"] = median(m.seed_ms);
   if (!m.launch.empty()) j["launch"] = m.launch;
+  if (m.rounds > 0) {
+    // Host (timesliced) or device (controller) rounds of the last timed run; time per round
+    // from the median time, which assumes the round count does not change between repeats.
+    j["rounds"] = m.rounds;
+    j["launches"] = m.launches;
+    j["us_per_round"] = med * 1e3 / double(m.rounds);
+  }
   const nlohmann::json extra = fields_json(m.extra);  // named: items() refers into it
   for (auto& [key, value] : extra.items()) j[key] = value;
   if (m.baseline != "none") {
@@ -178,6 +215,10 @@ nlohmann::json to_json(const Output& out, const Measurement& m, const Baselines&
       j["graph_node_ns"] = b.graph_node_ns;
       j["ratio_to_graph_node"] = ns / b.graph_node_ns;
     }
+    if (b.graph_while_ns > 0) {
+      j["graph_while_ns"] = b.graph_while_ns;
+      j["ratio_to_graph_while"] = ns / b.graph_while_ns;
+    }
     const int p = plain_index(number_field(m.config, "worker_size", 0));
     if (p >= 0 && b.plain_kernel_ns[p] > 0) {
       j["plain_kernel_ns"] = b.plain_kernel_ns[p];
@@ -187,7 +228,7 @@ nlohmann::json to_json(const Output& out, const Measurement& m, const Baselines&
   return j;
 }
 
-Baselines run_baselines(const Options& o, Output& out) {
+Baselines run_baselines(const Options& o, Output& out, bool& failed) {
   Baselines b;
   auto emit = [&](const Measurement& m) {
     out.write(to_json(out, m, b, o.repeats));
@@ -198,6 +239,15 @@ Baselines run_baselines(const Options& o, Output& out) {
     if (o.quick && nodes > 1000) break;
     b.graph_node_ns = emit(measure_graph_nodes(nodes, o.repeats));  // the largest graph is the reference
   }
+  try {  // conditional graph nodes need CUDA 12.4+ in the driver too
+    b.graph_while_ns = emit(measure_graph_while(o.quick ? 1000 : 10000, o.repeats));
+  } catch (const std::exception& e) {
+    nlohmann::json j = out.header("graph_while");
+    j["error"] = e.what();
+    out.write(j);
+    std::cerr << "error: graph_while: " << e.what() << "\n";
+    failed = true;
+  }
   const std::uint64_t tasks = o.quick ? (1ull << 20) : (1ull << 24);
   const std::uint32_t sizes[] = {1, 32, 256};
   for (int i = 0; i < 3; ++i) b.plain_kernel_ns[i] = emit(measure_plain_kernel(sizes[i], tasks, o.repeats));
@@ -207,23 +257,72 @@ Baselines run_baselines(const Options& o, Output& out) {
 // ---- summary -----------------------------------------------------------------------------
 
 constexpr double goal_tasks_per_second = 1e9;
+constexpr double goal_chain_ns_per_link = 1000;   // megakernel, dependency chain (dependency mode)
+constexpr double goal_us_per_round = 10;          // timesliced and device controller rounds
+constexpr double goal_span_over_bound = 1.1;      // the best scheduler on the 11-type tree
 
 nlohmann::json summary(const Output& out) {
-  nlohmann::json best = nlohmann::json::object();
+  // Per scheduler: best empty-task throughput per worker size, chain latency, round cost, and
+  // the synthetic tree's span over its critical-path bound per mode.
+  nlohmann::json per = nlohmann::json::object();
+  nlohmann::json errors = nlohmann::json::array();
   for (const auto& r : out.records()) {
-    if (r.value("benchmark", "") != "empty_tasks" || !r.contains("tasks_per_second")) continue;
-    const std::string w = std::to_string(r["config"].value("worker_size", 0));
-    if (!best.contains(w) || best[w]["tasks_per_second"].get<double>() < r["tasks_per_second"].get<double>())
-      best[w] = {{"tasks_per_second", r["tasks_per_second"]},
-                 {"ns_per_task", r["ns_per_task"]},
-                 {"block_threads", r["config"]["block_threads"]},
-                 {"launch", r.value("launch", "")}};
+    const std::string sched = r.value("scheduler", "");
+    if (r.contains("error")) errors.push_back({{"benchmark", r.value("benchmark", "")}, {"scheduler", sched}});
+    if (sched.empty() || !r.contains("median_ms")) continue;
+    nlohmann::json& s = per[sched];
+    const std::string bench = r.value("benchmark", "");
+    if (bench == "empty_tasks") {
+      const std::string w = std::to_string(r["config"].value("worker_size", 0));
+      nlohmann::json& best = s["best_empty_tasks"];
+      if (!best.contains(w) || best[w]["tasks_per_second"].get<double>() < r["tasks_per_second"].get<double>())
+        best[w] = {{"tasks_per_second", r["tasks_per_second"]},
+                   {"ns_per_task", r["ns_per_task"]},
+                   {"block_threads", r["config"]["block_threads"]},
+                   {"launch", r.value("launch", "")}};
+    } else if (bench == "dependency_chain") {
+      const std::string mode = r["config"].value("mode", "");
+      s["chain_ns_per_link"][mode] = r["ns_per_task"];
+      if (r.contains("us_per_round")) s["chain_us_per_round"][mode] = r["us_per_round"];
+    } else if (bench == "synthetic_tree" && r.contains("span_over_bound")) {
+      s["synthetic_span_over_bound"][r["config"].value("mode", "")] = r["span_over_bound"];
+    }
   }
   nlohmann::json s = out.header("summary");
-  s["best_empty_tasks"] = best;
-  s["goal"] = "empty tasks per second at worker size 32";
-  s["goal_tasks_per_second"] = goal_tasks_per_second;
-  if (best.contains("32")) s["goal_met"] = best["32"]["tasks_per_second"].get<double>() >= goal_tasks_per_second;
+  s["per_scheduler"] = per;
+  if (!errors.empty()) s["errors"] = errors;
+  // The megakernel's best empty-task throughput, as before the schedulers were compared.
+  if (per.contains("megakernel") && per["megakernel"].contains("best_empty_tasks")) {
+    const nlohmann::json& best = per["megakernel"]["best_empty_tasks"];
+    s["best_empty_tasks"] = best;
+    s["goal"] = "empty tasks per second at worker size 32";
+    s["goal_tasks_per_second"] = goal_tasks_per_second;
+    if (best.contains("32")) s["goal_met"] = best["32"]["tasks_per_second"].get<double>() >= goal_tasks_per_second;
+  }
+  nlohmann::json goals = nlohmann::json::object();
+  if (per.contains("megakernel") && per["megakernel"].contains("chain_ns_per_link") &&
+      per["megakernel"]["chain_ns_per_link"].contains("dependency")) {
+    const double ns = per["megakernel"]["chain_ns_per_link"]["dependency"].get<double>();
+    goals["megakernel_chain_ns_per_link"] = {{"value", ns}, {"goal", goal_chain_ns_per_link}, {"met", ns <= goal_chain_ns_per_link}};
+  }
+  for (auto& [sched, v] : per.items()) {
+    if (sched == "megakernel" || !v.contains("chain_us_per_round") || !v["chain_us_per_round"].contains("dependency")) continue;
+    const double us = v["chain_us_per_round"]["dependency"].get<double>();
+    goals[sched + "_us_per_round"] = {{"value", us}, {"goal", goal_us_per_round}, {"met", us < goal_us_per_round}};
+  }
+  for (const char* mode : {"phases", "individual"}) {
+    double best = 0;
+    std::string who;
+    for (auto& [sched, v] : per.items()) {
+      if (!v.contains("synthetic_span_over_bound") || !v["synthetic_span_over_bound"].contains(mode)) continue;
+      const double ratio = v["synthetic_span_over_bound"][mode].get<double>();
+      if (ratio > 0 && (who.empty() || ratio < best)) best = ratio, who = sched;
+    }
+    if (!who.empty())
+      goals[std::string("thesis11_") + mode + "_span_over_bound"] = {
+          {"value", best}, {"scheduler", who}, {"goal", goal_span_over_bound}, {"met", best <= goal_span_over_bound}};
+  }
+  s["goals"] = goals;
   return s;
 }
 
@@ -243,25 +342,35 @@ std::string format_number(double v, const char* fmt) {
 }
 
 void print_table(const Output& out) {
-  std::printf("\n%-22s %-72s %10s %12s %10s %9s %9s\n", "benchmark", "config", "median ms", "tasks/s", "ns/task",
-              "/launch", "/node");
+  std::printf("\n%-22s %-12s %-72s %10s %12s %10s %9s %9s\n", "benchmark", "scheduler", "config", "median ms",
+              "tasks/s", "ns/task", "/launch", "/node");
   for (const auto& r : out.records()) {
     const std::string b = r.value("benchmark", "");
     if (b == "summary" || !r.contains("median_ms")) continue;
     auto ratio = [&](const char* key) { return r.contains(key) ? format_number(r[key].get<double>(), "%.2e") : "-"; };
-    std::printf("%-22s %-72s %10.3f %12.3e %10.3f %9s %9s\n", b.c_str(), describe(r["config"]).c_str(),
-                r["median_ms"].get<double>(), r["tasks_per_second"].get<double>(), r["ns_per_task"].get<double>(),
-                ratio("ratio_to_host_launch").c_str(), ratio("ratio_to_graph_node").c_str());
+    std::string config = describe(r["config"]);
+    if (config.size() > 72) config = config.substr(0, 69) + "...";
+    std::printf("%-22s %-12s %-72s %10.3f %12.3e %10.3f %9s %9s\n", b.c_str(), r.value("scheduler", "-").c_str(),
+                config.c_str(), r["median_ms"].get<double>(), r["tasks_per_second"].get<double>(),
+                r["ns_per_task"].get<double>(), ratio("ratio_to_host_launch").c_str(),
+                ratio("ratio_to_graph_node").c_str());
   }
   for (const auto& r : out.records()) {
     if (r.value("benchmark", "") != "summary") continue;
-    std::printf("\nbest empty-task throughput:");
-    for (auto& [w, best] : r["best_empty_tasks"].items())
-      std::printf("  worker %s: %.3e/s (%.3f ns/task, block %s)", w.c_str(), best["tasks_per_second"].get<double>(),
-                  best["ns_per_task"].get<double>(), best["block_threads"].dump().c_str());
+    for (auto& [sched, v] : r["per_scheduler"].items()) {
+      if (!v.contains("best_empty_tasks")) continue;
+      std::printf("\nbest empty-task throughput, %s:", sched.c_str());
+      for (auto& [w, best] : v["best_empty_tasks"].items())
+        std::printf("  worker %s: %.3e/s (%.3f ns/task, block %s)", w.c_str(), best["tasks_per_second"].get<double>(),
+                    best["ns_per_task"].get<double>(), best["block_threads"].dump().c_str());
+    }
     if (r.contains("goal_met"))
-      std::printf("\ngoal >= %.0e empty tasks/s at worker size 32: %s", goal_tasks_per_second,
+      std::printf("\ngoal >= %.0e empty tasks/s at worker size 32 (megakernel): %s", goal_tasks_per_second,
                   r["goal_met"].get<bool>() ? "met" : "NOT met");
+    for (auto& [name, g] : r["goals"].items())
+      std::printf("\ngoal %s: %.3f (goal %.3g%s%s): %s", name.c_str(), g["value"].get<double>(), g["goal"].get<double>(),
+                  g.contains("scheduler") ? ", " : "", g.value("scheduler", "").c_str(),
+                  g["met"].get<bool>() ? "met" : "NOT met");
     std::printf("\n");
   }
   std::printf("(/launch, /node: apiary ns per task over one host launch / one CUDA graph node per task)\n");
@@ -279,29 +388,51 @@ std::string device_name() {
   return prop.name;
 }
 
-int run(const Options& o, Output& out) {
-  const Baselines b = run_baselines(o, out);
-  const Sink sink = [&](const Measurement& m) { out.write(to_json(out, m, b, o.repeats)); };
-  try {
-    if (o.wants("empty_tasks")) {
+int run(const Options& options, Output& out) {
+  bool failed = false;
+  const Baselines b = options.baselines ? run_baselines(options, out, failed) : Baselines{};
+  for (const apiary::Scheduler scheduler : options.schedulers) {
+    Options o = options;
+    o.scheduler = scheduler;
+    const std::string name(apiary::to_string(scheduler));
+    out.set_scheduler(name);
+    const Sink sink = [&](const Measurement& m) { out.write(to_json(out, m, b, o.repeats)); };
+    // One group at a time: a failure (a check, a run that throws, a scheduler this build
+    // lacks) is recorded and the next group runs. A CUDA error usually poisons the context,
+    // so the groups after it fail too, each with its own record.
+    auto group = [&](const char* group_name, auto&& body) {
+      if (!o.wants(group_name)) return;
+      std::string benchmark = group_name, what;
+      try {
+        body();
+        return;
+      } catch (const Failure& f) {
+        benchmark = f.benchmark(), what = f.what();
+      } catch (const std::exception& e) {
+        what = e.what();
+      }
+      nlohmann::json e = out.header(benchmark);
+      e["group"] = group_name;
+      e["error"] = what;
+      out.write(e);
+      std::cerr << "error: " << benchmark << " (" << name << "): " << what << "\n";
+      failed = true;
+    };
+    group("empty_tasks", [&] {
       bench_empty_tasks_1(o, sink);
       bench_empty_tasks_32(o, sink);
       bench_empty_tasks_256(o, sink);
-    }
-    if (o.wants("empty_tasks_spawned")) bench_spawned_tasks(o, sink);
-    if (o.wants("dependency_resolution")) bench_dependency_resolution(o, sink);
-    if (o.wants("dependency_chain")) bench_dependency_chain(o, sink);
-  } catch (const Failure& f) {
-    nlohmann::json e = out.header(f.benchmark());
-    e["error"] = f.what();
-    out.write(e);
-    std::cerr << "error: " << f.benchmark() << ": " << f.what() << "\n";
-    print_table(out);
-    return 1;
+    });
+    group("empty_tasks_spawned", [&] { bench_spawned_tasks(o, sink); });
+    group("dependency_resolution", [&] { bench_dependency_resolution(o, sink); });
+    group("dependency_chain", [&] { bench_dependency_chain(o, sink); });
+    group("fan_tree", [&] { bench_fan_tree(o, sink); });
+    group("synthetic_tree", [&] { bench_synthetic_tree(o, sink); });
   }
+  out.set_scheduler("");
   out.write(summary(out));
   print_table(out);
-  return 0;
+  return failed ? 1 : 0;
 }
 
 }  // namespace

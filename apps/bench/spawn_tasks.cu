@@ -32,7 +32,7 @@ void bench_fan_out(const Options& o, const Sink& sink, std::uint32_t fan_out, st
   std::vector<Root::Item> items(roots);
   for (std::uint64_t i = 0; i < roots; ++i) items[i] = Root::Item{std::uint32_t(i), fan_out / 32};
 
-  apiary::Config config;
+  apiary::Config config = bench_config(o);
   config.queue_capacities = {{Root::name, roots}, {Child::name, children}};  // room for all at once
   config.megakernel.block_threads = block_threads;
   apiary::Runtime<SpawnGraph> rt{config};
@@ -57,7 +57,7 @@ void bench_fan_out(const Options& o, const Sink& sink, std::uint32_t fan_out, st
 
 void bench_spawned_tasks(const Options& o, const Sink& sink) {
   for (const std::uint32_t fan_out : {32u, 256u})
-    for (const std::uint32_t block_threads : swept_block_threads) bench_fan_out(o, sink, fan_out, block_threads);
+    for (const std::uint32_t block_threads : block_threads_for(o)) bench_fan_out(o, sink, fan_out, block_threads);
 }
 
 }  // namespace apiary_bench
