@@ -95,6 +95,9 @@ void bench_dependency_resolution(const Options& o, const Sink& sink);
 void bench_dependency_chain(const Options& o, const Sink& sink);
 void bench_fan_tree(const Options& o, const Sink& sink);         // fan_tree.cu
 void bench_synthetic_tree(const Options& o, const Sink& sink);   // synthetic_tree.cu
+// The critical-path bound of a saved trace of a synthetic tree, as one JSON object (no GPU
+// needed; --bound TRACE CONFIG). Throws apiary::InputError for unreadable files.
+std::string trace_bound_json(const std::string& trace_file, const std::string& config_file);
 
 // A megakernel block-size sweep only means something under the megakernel; the other
 // schedulers run each configuration once, with block_threads 0 (automatic).

@@ -3,6 +3,8 @@
 //   apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]
 //                        [--block-threads N] [--scheduler NAME[,NAME...]] [--no-baselines]
 //                        [--synthetic-dir DIR] [--trace-dir DIR]
+//   apiary-bench-runtime --bound TRACE.json CONFIG.json   (no GPU: the synthetic_tree bound of a
+//                                                           saved trace, one JSON line)
 //
 // Groups: baselines, empty_tasks, empty_tasks_spawned, dependency_resolution,
 // dependency_chain, fan_tree, synthetic_tree. The baselines (host launch, CUDA graph node,
@@ -440,6 +442,15 @@ int run(const Options& options, Output& out) {
 
 int main(int argc, char** argv) {
   using namespace apiary_bench;
+  if (argc == 4 && std::string(argv[1]) == "--bound") {
+    try {
+      std::cout << trace_bound_json(argv[2], argv[3]) << std::endl;
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return 2;
+    }
+  }
   const Options o = parse(argc, argv);
   std::string device;
   try {
