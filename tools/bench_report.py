@@ -82,7 +82,10 @@ def save_results(records, results_dir):
 
 
 def pick(records, benchmark):
-    return [r for r in records if r.get("benchmark") == benchmark and "median_ms" in r]
+    # Megakernel records only (records without "scheduler" predate the scheduler comparison and
+    # are the megakernel's); tools/bench_schedulers_report.py renders the other schedulers.
+    return [r for r in records if r.get("benchmark") == benchmark and "median_ms" in r
+            and r.get("scheduler", "megakernel") == "megakernel"]
 
 
 def best_empty(records):
