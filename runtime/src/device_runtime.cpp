@@ -3,7 +3,12 @@
 #include <apiary/device_runtime.hpp>
 #include <apiary/error.hpp>
 
+#include <apiary/host_input.hpp>
+
+#include <boost/lockfree/queue.hpp>
+
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <sstream>
 #include <thread>
@@ -67,6 +72,25 @@ struct DeviceRuntime::Buffers {
   bool failed = false;
 };
 
+// Host task injection: the lock-free inbox every submitting thread pushes to, and the mailbox
+// in mapped host memory that the device drains.
+struct DeviceRuntime::HostInput {
+  explicit HostInput(std::uint32_t capacity) : inbox(capacity), capacity(capacity) {
+    const std::size_t bytes = sizeof(HostMailbox) + sizeof(HostTask) * capacity;
+    APIARY_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&mailbox), bytes, cudaHostAllocMapped));
+    std::memset(static_cast<void*>(mailbox), 0, bytes);
+    mailbox->capacity = capacity;
+    APIARY_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_mailbox), mailbox, 0));
+  }
+  ~HostInput() { cudaFreeHost(mailbox); }
+  boost::lockfree::queue<HostTask> inbox;
+  std::uint32_t capacity;
+  HostMailbox* mailbox = nullptr;         // host view
+  HostMailbox* device_mailbox = nullptr;  // device view of the same memory
+  std::atomic<bool> open{false};
+  std::atomic<bool> closing{false};       // close requested; mailbox->closed follows once drained
+};
+
 DeviceRuntime::DeviceRuntime(PhaseTable table, Config config, std::uint32_t max_item_bytes)
     : table_(std::move(table)), config_(std::move(config)), max_item_bytes_(max_item_bytes),
       buffers_(std::make_unique<Buffers>()) {
@@ -122,6 +146,57 @@ void DeviceRuntime::allocate() {
 }
 
 Dependency* DeviceRuntime::dependency_pool() const { return buffers_->deps.get(); }
+
+void DeviceRuntime::open_host_input() {
+  if (!input_) input_ = std::make_unique<HostInput>(config_.host_input_capacity);
+  HostMailbox& m = *input_->mailbox;
+  std::atomic_ref<std::uint64_t>(m.posted).store(0);
+  std::atomic_ref<std::uint64_t>(m.taken).store(0);
+  std::atomic_ref<std::uint64_t>(m.closed).store(0);
+  input_->closing = false;
+  input_->open = true;
+}
+
+void DeviceRuntime::submit(std::uint32_t queue, const void* item, std::size_t bytes) {
+  if (!input_ || !input_->open || input_->closing)
+    throw InputError("submit", "host input is not open: call open_host_input() before run() and submit before "
+                               "close_host_input()");
+  if (queue >= table_.num_queues()) throw InputError("submit", "queue index " + std::to_string(queue) + " out of range");
+  const QueueLayout& layout = table_.queues()[queue];
+  if (bytes != layout.item_size || bytes > max_injected_item_bytes)
+    throw InputError("submit", "task type '" + layout.name + "': items of " + std::to_string(bytes) +
+                                   " bytes cannot be submitted (expected " + std::to_string(layout.item_size) +
+                                   ", at most " + std::to_string(max_injected_item_bytes) + ")");
+  HostTask task{};
+  task.queue = queue;
+  task.bytes = static_cast<std::uint32_t>(bytes);
+  std::memcpy(task.words, item, bytes);
+  if (!input_->inbox.bounded_push(task))
+    throw CapacityError("host input is full: " + std::to_string(input_->capacity) +
+                        " submitted tasks wait to reach the device. Raise the config key 'host_input_capacity'.");
+}
+
+void DeviceRuntime::close_host_input() {
+  if (input_) input_->closing = true;
+}
+
+void DeviceRuntime::drain_host_input() {
+  if (!input_ || !input_->open) return;
+  HostMailbox& m = *input_->mailbox;
+  std::atomic_ref<std::uint64_t> posted(m.posted), taken(m.taken);
+  // Read `closing` before draining: every submit that happened before close is in the inbox.
+  const bool closing = input_->closing.load(std::memory_order_acquire);
+  std::uint64_t p = posted.load(std::memory_order_relaxed);
+  HostTask task;
+  while (p - taken.load(std::memory_order_acquire) < input_->capacity && input_->inbox.pop(task)) {
+    m.slots[p % input_->capacity] = task;
+    posted.store(++p, std::memory_order_release);
+  }
+  if (closing && input_->inbox.empty()) {
+    std::atomic_ref<std::uint64_t>(m.closed).store(1, std::memory_order_release);
+    input_->open = false;
+  }
+}
 
 void DeviceRuntime::seed(std::uint32_t queue, const void* items, std::size_t count, std::size_t item_size) {
   if (queue >= table_.num_queues()) throw InputError("seed", "queue index " + std::to_string(queue) + " out of range");
@@ -198,6 +273,11 @@ DeviceGraph DeviceRuntime::begin_run() {
                           config_.trace_event_capacity};
   }
   g.user_data = user_data_;
+  if (input_ && input_->open) {
+    g.mailbox = input_->device_mailbox;
+    std::uint32_t open = 1;
+    to_device(&b.state.get()->host_open, &open);
+  }
   watchdog_fired_ = false;
   rounds_ = launches_ = 0;
   APIARY_CUDA_CHECK(cudaEventRecord(start_, stream_));
@@ -247,20 +327,24 @@ bool DeviceRuntime::wait(cudaEvent_t event) {
   const auto watchdog = std::chrono::duration<double>(config_.watchdog_seconds);
   std::uint64_t last_progress = ~0ull;
   auto last_change = Clock::now();
-  auto sleep = std::chrono::microseconds(1);
+  const auto started = Clock::now();
+  auto sleep = std::chrono::microseconds(16);
   for (;;) {
+    drain_host_input();
     const cudaError_t status = cudaEventQuery(event);
     if (status == cudaSuccess) return true;
     if (status != cudaErrorNotReady) APIARY_CUDA_CHECK(status);
-    // Short waits (timesliced rounds) poll quickly; long runs back off to 2 ms.
-    if (sleep > std::chrono::microseconds(1)) std::this_thread::sleep_for(sleep);
+    // Short waits (timesliced rounds) spin on the event for the first 200 us: a sleep would
+    // cost more than the round. Long runs then back off to 2 ms polls.
+    if (Clock::now() - started < std::chrono::microseconds(200)) continue;
+    std::this_thread::sleep_for(sleep);
     sleep = std::min(sleep * 2, std::chrono::microseconds(2000));
-    if (sleep < std::chrono::microseconds(64)) continue;
     APIARY_CUDA_CHECK(cudaMemcpyAsync(&b.pinned[0], &b.state.get()->progress, sizeof(std::uint64_t),
                                       cudaMemcpyDeviceToHost, monitor_));
     APIARY_CUDA_CHECK(cudaStreamSynchronize(monitor_));
     const auto now = Clock::now();
-    if (b.pinned[0] != last_progress) {
+    // Waiting for host input is not a stall: the watchdog starts once input is closed.
+    if (b.pinned[0] != last_progress || (input_ && input_->open)) {
       last_progress = b.pinned[0];
       last_change = now;
       continue;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <apiary/dependency.hpp>
+#include <apiary/host_input.hpp>
 #include <apiary/phase_table.hpp>
 #include <apiary/queue.hpp>
 #include <apiary/run_state.hpp>
@@ -28,8 +29,34 @@ struct DeviceGraph {
   DependencyPool pool;
   TraceWriter trace;
   const void* user_data = nullptr;  // Runtime::set_user_data: parameters every task can read
+  HostMailbox* mailbox = nullptr;   // host task injection (nullptr unless host input is open)
 
-  APIARY_HD PhaseController controller() const { return PhaseController{state, &table}; }
+  APIARY_HD PhaseController controller() const;
+
+  // Moves every posted host task into its queue; ends host input once the host closed it and
+  // everything was taken. Called by one device thread at a time, outside any task.
+  APIARY_HD void drain_host_input() const {
+    if (mailbox == nullptr) return;
+    const std::uint64_t closed = SystemAtomic<std::uint64_t>(mailbox->closed).load(mo::acquire);
+    const std::uint64_t posted = SystemAtomic<std::uint64_t>(mailbox->posted).load(mo::acquire);
+    std::uint64_t taken = SystemAtomic<std::uint64_t>(mailbox->taken).load(mo::relaxed);
+    const PhaseController pc{state, &table};
+    for (; taken < posted; ++taken) {
+      const HostTask& task = mailbox->slots[taken % mailbox->capacity];
+      const QueueView& queue = queues[task.queue];
+      pc.add_pending(task.queue, 1);
+      std::uint64_t ticket;
+      if (!queue.reserve(1, ticket) || !queue.wait_free(ticket)) return;
+      queue.write(ticket, task.words, task.bytes);
+      queue.publish(ticket);
+      queue.commit(1);
+    }
+    SystemAtomic<std::uint64_t>(mailbox->taken).store(taken, mo::release);
+    if (closed != 0 && load_relaxed(state->host_open) != 0) store_release(state->host_open, 0u);
+  }
+
 };
+
+APIARY_HD inline PhaseController DeviceGraph::controller() const { return PhaseController{state, &table}; }
 
 }  // namespace apiary

@@ -52,6 +52,14 @@ class DeviceRuntime {
   // The runtime's dependency pool (Config::dependency_capacity entries, zeroed before each run).
   Dependency* dependency_pool() const;
 
+  // Host task injection (host_input.hpp). open_host_input() before run(): the run then lasts
+  // until close_host_input(). submit() may be called from any thread while input is open.
+  void open_host_input();
+  void submit(std::uint32_t queue, const void* item, std::size_t bytes);
+  void close_host_input();
+  // The supervising thread: moves submitted tasks into the device mailbox (called by wait()).
+  void drain_host_input();
+
   // A device pointer every task can read through ctx.user_data<T>().
   void set_user_data(const void* data) { user_data_ = data; }
 
@@ -100,6 +108,8 @@ class DeviceRuntime {
   std::string launch_;
   const void* user_data_ = nullptr;
   std::uint64_t rounds_ = 0, launches_ = 0;
+  struct HostInput;
+  std::unique_ptr<HostInput> input_;
   bool watchdog_fired_ = false;
   bool kernel_hung_ = false;
   Trace trace_;

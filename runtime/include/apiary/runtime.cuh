@@ -60,6 +60,24 @@ class Runtime {
     impl_.seed(queue, items.data(), items.size(), sizeof(Item));
   }
 
+  // Host task injection while a graph runs: open_host_input() before run(); then any host
+  // thread may submit<T>(item) until close_host_input() ("no more host input"). The run ends
+  // only after input is closed and everything ran.
+  void open_host_input() { impl_.open_host_input(); }
+  template <class T>
+  void submit(const typename T::Item& item)
+    requires Traits::declared
+  {
+    constexpr std::uint32_t q = Traits::template queue_of<T>;
+    static_assert(q != ~0u, "apiary: submit<T>: T is not a task type of this graph");
+    impl_.submit(q, &item, sizeof(item));
+  }
+  template <class Item>
+  void submit_to(std::uint32_t queue, const Item& item) {
+    impl_.submit(queue, &item, sizeof(item));
+  }
+  void close_host_input() { impl_.close_host_input(); }
+
   // Device memory the tasks read through ctx.user_data<T>() (parameters, input pointers).
   void set_user_data(const void* device_pointer) { impl_.set_user_data(device_pointer); }
 

@@ -1,6 +1,7 @@
 #include <apiary/synthetic/spec.hpp>
 
 #include <apiary/error.hpp>
+#include <apiary/scheduler.hpp>
 #include <apiary/synthetic/tree_view.hpp>
 
 #include <nlohmann/json.hpp>
@@ -249,8 +250,11 @@ void read_document(const Reader& r, const json& doc, Spec& spec) {
   else r.fail("dependency_mode", "unknown mode " + in_quotes(mode) + "; use \"phases\" or \"individual\"");
   if (doc.contains("scheduler")) {
     spec.scheduler = r.string(doc["scheduler"], "scheduler");
-    if (spec.scheduler != "megakernel" && spec.scheduler != "timesliced" && spec.scheduler != "device_controller")
-      r.fail("scheduler", "unknown scheduler " + in_quotes(spec.scheduler) + "; use \"megakernel\", \"timesliced\" or \"device_controller\"");
+    try {
+      parse_scheduler(spec.scheduler);  // the same names as --scheduler and the runtime config
+    } catch (const InputError& e) {
+      r.fail("scheduler", e.what());
+    }
   }
   read_types(r, doc, spec);
   read_transitions(r, doc, spec);

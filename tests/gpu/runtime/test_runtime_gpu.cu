@@ -9,8 +9,11 @@
 #include <apiary/apiary.cuh>
 #include <apiary/device_buffer.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <limits>
 #include <random>
+#include <thread>
 
 using namespace apiary;
 
@@ -395,6 +398,61 @@ TEST_CASE("ctx.stop() ends a run that would never finish", "[gpu][stop]") {
   const Report report = rt.run(scheduler);
   REQUIRE(report.status == RunStatus::stopped);
   REQUIRE(report.ok());
+}
+
+// ---- host task injection ---------------------------------------------------------------
+
+struct EchoJob {
+  std::uint32_t id;
+  std::uint32_t* runs;
+};
+struct Echo {
+  using Item = EchoJob;
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Echo";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& job, Ctx&) const {
+    if (w.rank() == 0) atomicAdd(&job.runs[job.id], 1u);
+  }
+};
+using EchoGraph = PhaseQueue<Phaseless<Echo>>;
+
+TEST_CASE("host threads inject tasks into a running graph; the run ends only after host input closes",
+          "[gpu][inject]") {
+  const Scheduler scheduler = each_scheduler();
+  const std::uint32_t producers = 4, per_producer = 20000, n = producers * per_producer;
+  DeviceBuffer<std::uint32_t> runs(n);
+  Runtime<EchoGraph> rt{Config{}};
+  rt.open_host_input();
+  std::atomic<bool> closed{false};
+  std::thread feeder([&] {
+    std::vector<std::thread> threads;
+    for (std::uint32_t p = 0; p < producers; ++p)
+      threads.emplace_back([&, p] {
+        for (std::uint32_t i = 0; i < per_producer; ++i) {
+          rt.submit<Echo>(EchoJob{p * per_producer + i, runs.get()});
+          if (i % 5000 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the graph idles meanwhile
+        }
+      });
+    for (auto& t : threads) t.join();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    closed = true;
+    rt.close_host_input();
+  });
+  struct JoinOnExit {  // the feeder must be joined even when the run throws
+    std::thread& t;
+    ~JoinOnExit() {
+      if (t.joinable()) t.join();
+    }
+  } join_feeder{feeder};
+  const Report report = rt.run(scheduler);
+  const bool ended_after_close = closed.load();
+  feeder.join();
+  INFO(report.format());
+  REQUIRE(ended_after_close);
+  REQUIRE(report.executed("Echo") == n);
+  REQUIRE(download(runs) == std::vector<std::uint32_t>(n, 1));
 }
 
 }  // namespace runtime_gpu_tests

@@ -42,10 +42,11 @@ __device__ inline Batch next_batch(const DeviceGraph& g, const BlockLayout& layo
   auto parked = [&] { return g.waiting.parked_hint(); };
   std::uint32_t backoff = 32;
   for (;;) {
+    if (blockIdx.x == 0) g.drain_host_input();  // one thread moves host-submitted tasks in
     const Batch batch = pick_batch(g.queues, pc, rotor, max_items, parked);
     if (batch.stop || batch.count != 0) return batch;
     __nanosleep(backoff);
-    backoff = backoff < 2048 ? backoff * 2 : backoff;
+    backoff = backoff < 256 ? backoff * 2 : backoff;  // short sleeps: a chain of single tasks waits at most ~0.3 us
   }
 }
 

@@ -78,6 +78,7 @@ __global__ void timesliced_entry(const __grid_constant__ TimeslicedParams params
 template <class Graph>
 __global__ void timesliced_control(const __grid_constant__ DeviceGraph g, RoundSnapshot* snapshot) {
   const PhaseController pc = g.controller();
+  g.drain_host_input();
   pc.on_idle([&] { return g.waiting.parked_hint(); });
   for (std::uint32_t q = 0; q < g.table.num_queues; ++q) snapshot->available[q] = g.queues[q].available_hint();
   snapshot->phase_word = load_acquire(g.state->phase_word);
@@ -160,6 +161,7 @@ void run_timesliced(DeviceRuntime& runtime) {
   cudaStream_t control = runtime.stream();
   std::uint64_t rounds = 0, launches = 0;
   for (;;) {
+    runtime.drain_host_input();
     detail::timesliced_control<Graph><<<1, 1, 0, control>>>(params.graph, snapshot.device());
     APIARY_CUDA_CHECK(cudaGetLastError());
     APIARY_CUDA_CHECK(cudaEventRecord(streams.round_done(), control));
