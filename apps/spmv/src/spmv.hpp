@@ -65,13 +65,12 @@ class SpmvPlan {
   sparse::DeviceBuffer<index_t> partition_;
 };
 
-// The schedule selector (seed 000, 4.5.2, extended with row-length statistics):
-//  - tiny matrices (rows or cols < 500 and nnz < 10,000, Osama's alpha and beta): no
-//    balancing overhead: thread-mapped, or warp-mapped when rows are long;
-//  - regular matrices (coefficient of variation <= 0.5, longest row <= 4 x mean + 16): a
-//    virtual warp sized to the mean row at run time (dynamic virtual warps: coalesced, no
-//    search; the rare outlier row escalates to the block);
-//  - everything else (skewed, power-law, long rows): the multi-phase mapping.
+// The schedule selector: a few rules on row-length statistics, thresholds fitted to the
+// measured H200 suite (docs/spmv.md, tools/spmv_heuristic_fit.py):
+//  - skewed rows (std / mean > 0.5): multi-phase from 10^5 non-zeros, warp-mapped below;
+//  - even rows, mean >= 32: warp-mapped;
+//  - even rows, 8 <= mean < 32: virtual warps of 4 lanes, multi-phase from 10^7 non-zeros;
+//  - even rows, mean < 8: thread-mapped.
 ScheduleKind select_schedule(const sparse::RowStats& stats);
 std::string selection_reason(const sparse::RowStats& stats);
 

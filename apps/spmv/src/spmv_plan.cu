@@ -157,19 +157,38 @@ std::string SpmvPlan<T>::describe() const {
   return s.str();
 }
 
-ScheduleKind select_schedule(const sparse::RowStats& s) {
-  if ((s.rows < 500 || s.cols < 500) && s.nnz < 10000) return s.mean > 16 ? ScheduleKind::warp_mapped : ScheduleKind::thread_mapped;
+namespace {
+
+// The selector's thresholds (fitted on the H200 suite run, docs/spmv.md "The selector heuristic";
+// tools/spmv_heuristic_fit.py evaluates them and must be kept in step).
+constexpr double kCvIrregular = 0.5;          // std / mean above this: skewed
+constexpr std::int64_t kNnzMultiPhase = 100'000;  // skewed and at least this many non-zeros: multi-phase
+constexpr std::int64_t kNnzLarge = 10'000'000;    // even, medium rows, at least this many: multi-phase
+constexpr double kMeanWarp = 32;              // even rows at least this long: a warp per row
+constexpr double kMeanVirtualWarp = 8;        // even rows at least this long: 4 lanes per row
+
+struct Choice {
+  ScheduleKind kind;
+  const char* reason;
+};
+
+Choice choose(const sparse::RowStats& s) {
   const double cv = s.mean > 0 ? s.stddev / s.mean : 0;
-  if (cv <= 0.5 && static_cast<double>(s.max) <= 4 * s.mean + 16) return ScheduleKind::dynamic_virtual_warp;
-  return ScheduleKind::multi_phase;
+  if (cv > kCvIrregular)
+    return s.nnz >= kNnzMultiPhase ? Choice{ScheduleKind::multi_phase, "skewed (cv > 0.5), nnz >= 1e5"}
+                                   : Choice{ScheduleKind::warp_mapped, "skewed (cv > 0.5), nnz < 1e5"};
+  if (s.mean >= kMeanWarp) return {ScheduleKind::warp_mapped, "even (cv <= 0.5), long rows (mean >= 32)"};
+  if (s.mean >= kMeanVirtualWarp)
+    return s.nnz >= kNnzLarge ? Choice{ScheduleKind::multi_phase, "even (cv <= 0.5), mean in [8, 32), nnz >= 1e7"}
+                              : Choice{ScheduleKind::virtual_warp, "even (cv <= 0.5), mean in [8, 32), nnz < 1e7"};
+  return {ScheduleKind::thread_mapped, "even (cv <= 0.5), short rows (mean < 8)"};
 }
 
-std::string selection_reason(const sparse::RowStats& s) {
-  if ((s.rows < 500 || s.cols < 500) && s.nnz < 10000) return "tiny (rows or cols < 500 and nnz < 10000)";
-  const double cv = s.mean > 0 ? s.stddev / s.mean : 0;
-  if (cv <= 0.5 && static_cast<double>(s.max) <= 4 * s.mean + 16) return "regular (cv <= 0.5, max <= 4 mean + 16)";
-  return "irregular";
-}
+}  // namespace
+
+ScheduleKind select_schedule(const sparse::RowStats& s) { return choose(s).kind; }
+
+std::string selection_reason(const sparse::RowStats& s) { return choose(s).reason; }
 
 template class SpmvPlan<float>;
 template class SpmvPlan<double>;
