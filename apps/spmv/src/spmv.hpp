@@ -23,6 +23,10 @@ struct Tuning {
   unsigned block = 256;
   unsigned items_per_thread = 7;  // merge-path, two-phase, multi-phase, block search
   unsigned iterations = 2;        // multi-phase IS
+  // Multi-phase: when the matrix gives fewer chunks than one wave of blocks (sm_count x 8),
+  // lower IS to 1, then K (7, 5, 3; never above items_per_thread) until it does, so small and
+  // medium matrices do not leave SMs idle. Off by default so explicit knobs stay as given.
+  bool fill_device = false;
 };
 
 // Everything a launch needs; built by SpmvPlan.

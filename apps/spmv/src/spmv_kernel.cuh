@@ -54,7 +54,12 @@ struct alignas(16) Vec4<double> {
 // Turns runs into y. Atomic runs of the same row are accumulated in a register and written
 // with one atomicAdd when the row changes (strided schedules hit the same row repeatedly).
 // With staging (multi-phase), the window's products a_k * x[col_k] are computed in coalesced,
-// vectorised order into shared memory and the runs add up shared values.
+// vectorised order into shared memory and the runs add up shared values. The split rows of a
+// window (a thread's K consecutive atoms start or end inside a row) are not written one
+// atomicAdd per thread: each thread keeps at most two partials (the row it closes, the row it
+// leaves open), and stage_out combines them over the warp with a segmented shuffle scan. A
+// split row that starts and ends inside one warp's atoms is stored; only rows that cross a
+// warp's edge are added atomically (at most two atomics per warp and window).
 template <class T>
 struct SpmvSink {
   const index_t* __restrict__ cols;
@@ -66,6 +71,13 @@ struct SpmvSink {
   bool staged = false;
   index_t pending_row = -1;
   T pending = 0;
+  const index_t* __restrict__ row_offsets = nullptr;  // staged mode: row bounds of split runs
+  // Staged mode, per window: the split row this thread closes (began in an earlier thread) and
+  // the split row it leaves open (continues in the next thread); opens_right: that row begins
+  // in this thread's atoms. A thread inside one row holds it as both (close_value stays 0).
+  index_t close_row = -1, open_row = -1;
+  T close_value = 0, open_value = 0;
+  bool opens_right = false;
 
   __device__ __forceinline__ T product(index_t k) const { return __ldg(vals + k) * __ldg(x + __ldg(cols + k)); }
 
@@ -98,6 +110,19 @@ struct SpmvSink {
         }
         break;
       case balance::Combine::atomic:
+        if (staged) {
+          const index_t begin = __ldg(row_offsets + r.tile), end = __ldg(row_offsets + r.tile + 1);
+          if (r.last < end) {  // continues after this thread: the last run of its atoms
+            open_row = r.tile;
+            open_value = sum;
+            opens_right = r.first == begin;
+            if (r.first > begin) close_row = r.tile;  // passes through: no value of its own
+          } else {  // began before this thread, ends here: the first run of its atoms
+            close_row = r.tile;
+            close_value = sum;
+          }
+          break;
+        }
         if (r.tile != pending_row) {
           flush();
           pending_row = r.tile;
@@ -147,8 +172,40 @@ struct SpmvSink {
     window_first = first;
     staged = true;
   }
+  // Called by every thread of the team (uniform control flow): whole warps take part.
   template <class TeamT>
   __device__ __forceinline__ void stage_out(TeamT&, index_t, index_t) {
+    constexpr unsigned all = 0xffffffffu;
+    const unsigned lane = threadIdx.x & 31u;
+    // Inclusive segmented scan of the open partials over the lanes, keyed by row. Rows are
+    // non-decreasing over the lanes and a row open in lanes j and i is open in every lane
+    // between, so equal keys at distance d mean one segment.
+    T sum = open_value;
+    int head = opens_right ? 1 : 0;
+    for (unsigned d = 1; d < 32; d *= 2) {
+      const T s_up = __shfl_up_sync(all, sum, d);
+      const int h_up = __shfl_up_sync(all, head, d);
+      const index_t k_up = __shfl_up_sync(all, open_row, d);
+      if (lane >= d && open_row >= 0 && k_up == open_row) {
+        sum += s_up;
+        head |= h_up;
+      }
+    }
+    const T prev_sum = __shfl_up_sync(all, sum, 1);
+    const int prev_head = __shfl_up_sync(all, head, 1);
+    const index_t prev_open = __shfl_up_sync(all, open_row, 1);
+    const index_t next_close = __shfl_down_sync(all, close_row, 1);
+    if (close_row >= 0 && close_row != open_row) {  // this lane ends a split row
+      const bool carried = lane > 0 && prev_open == close_row;
+      const T total = close_value + (carried ? prev_sum : T(0));
+      if (carried && prev_head) y[close_row] = total;  // the whole row lies in this warp
+      else atomicAdd(y + close_row, total);
+    }
+    // An open row the next lane does not take over leaves the warp (or the window).
+    if (open_row >= 0 && (lane == 31 || next_close != open_row)) atomicAdd(y + open_row, sum);
+    close_row = open_row = -1;
+    close_value = open_value = 0;
+    opens_right = false;
     staged = false;
   }
 };
@@ -170,6 +227,7 @@ __global__ void __launch_bounds__(256) spmv_kernel(sparse::CsrView<T> a, const T
   detail::SpmvSink<T> sink{a.col_indices, a.values, x, y};
   if constexpr (K == ScheduleKind::multi_phase) {
     sink.stage = reinterpret_cast<T*>(shared);
+    sink.row_offsets = a.row_offsets;
     sched.run(sink);
   } else {
     // Plain sinks: no staging hooks, so the schedule reads global memory directly.

@@ -102,7 +102,9 @@ void run_matrix(Context& ctx, const MatrixSource& src, const sparse::Csr<double>
       rec["reason"] = selection_reason(stats);
     }
     const auto t0 = std::chrono::steady_clock::now();
-    SpmvPlan<T> plan(kind, da.view(), stats, ctx.device.sm_count);
+    Tuning tuning;
+    tuning.fill_device = true;
+    SpmvPlan<T> plan(kind, da.view(), stats, ctx.device.sm_count, tuning);
     rec["setup_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     rec["config"] = nlohmann::json::parse(plan.describe());
     if (checked([&] { plan.run(dx.data(), dy.data()); }, rec)) {

@@ -115,6 +115,13 @@ SpmvPlan<T>::SpmvPlan(ScheduleKind kind, sparse::CsrView<T> a, const sparse::Row
     case ScheduleKind::merge_path: blocks = div_up(rows + nnz, static_cast<std::int64_t>(block) * p.items_per_thread); break;
     case ScheduleKind::two_phase:
     case ScheduleKind::multi_phase: {
+      if (kind == ScheduleKind::multi_phase && tuning.fill_device) {
+        const std::int64_t wave = static_cast<std::int64_t>(std::max(sm_count, 1)) * 8;
+        auto chunks_of = [&](unsigned k, unsigned is) { return div_up(nnz, static_cast<std::int64_t>(block) * k * std::max(is, 1u)); };
+        if (chunks_of(p.items_per_thread, p.iterations) < wave) p.iterations = 1;
+        for (unsigned k : {7u, 5u, 3u})
+          if (k < p.items_per_thread && chunks_of(p.items_per_thread, 1) < wave) p.items_per_thread = k;
+      }
       const std::int64_t chunk = balance::partition_chunk_atoms(kind, block, p);
       const auto chunks = static_cast<index_t>(div_up(nnz, chunk));
       partition_ = sparse::DeviceBuffer<index_t>(static_cast<std::size_t>(chunks) + 1);
