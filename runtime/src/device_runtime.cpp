@@ -142,7 +142,7 @@ void DeviceRuntime::allocate() {
     b.events = DeviceBuffer<DependencyEvent>(config_.trace_event_capacity, false);
   }
   b.cursors = DeviceBuffer<TraceCursors>(1);
-  APIARY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&b.pinned), 2 * sizeof(std::uint64_t)));
+  APIARY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&b.pinned), 4 * sizeof(std::uint64_t)));
 }
 
 Dependency* DeviceRuntime::dependency_pool() const { return buffers_->deps.get(); }
@@ -354,6 +354,11 @@ bool DeviceRuntime::wait(cudaEvent_t event) {
     watchdog_fired_ = true;
     b.pinned[1] = static_cast<std::uint64_t>(RunStatus::aborted);
     APIARY_CUDA_CHECK(cudaMemcpyAsync(&b.state.get()->status, &b.pinned[1], sizeof(std::uint32_t),
+                                      cudaMemcpyHostToDevice, monitor_));
+    // Also raise the sticky error (if none is set): threads waiting inside the queues and the
+    // waiting storage watch the error word, not the status.
+    b.pinned[2] = static_cast<std::uint64_t>(ErrorCode::watchdog);
+    APIARY_CUDA_CHECK(cudaMemcpyAsync(&b.state.get()->error.code, &b.pinned[2], sizeof(std::uint32_t),
                                       cudaMemcpyHostToDevice, monitor_));
     APIARY_CUDA_CHECK(cudaStreamSynchronize(monitor_));
     const auto deadline = Clock::now() + std::chrono::seconds(10);

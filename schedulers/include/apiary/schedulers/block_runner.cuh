@@ -57,6 +57,12 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
     if (!queue.wait_published(ticket)) return;
     alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
     queue.read(ticket, raw, sizeof(Item));
+    const std::uint64_t tag = traced ? queue.tag(ticket) : no_dependency;
+    // Free the slot as soon as every thread of the worker holds the item, before the task
+    // runs: a task that spawns into its own (nearly full) queue may be waiting for exactly
+    // this slot, so freeing it only after the batch could deadlock the block with itself.
+    if (size > 1) worker.sync();
+    if (rank == 0) queue.release(ticket);
     const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
 
     std::uint32_t task = no_task;
@@ -72,7 +78,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
     if (traced) {
       worker.sync();
       if (rank == 0)
-        g.trace.write_task(task, TaskRecord{start, global_timer_ns(), queue.tag(ticket), task, q, sm_id(),
+        g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(),
                                             blockIdx.x, std::uint16_t(slot), phase, batch.phase.epoch});
     }
   }
@@ -102,14 +108,13 @@ __device__ inline void prepare_worker_barriers(const DeviceGraph& g, const Block
   for (std::uint32_t s = 0; s < layout.slots[batch.queue]; ++s) init(&barriers[s], std::ptrdiff_t(size));
 }
 
-// All threads: run the batch, free its queue slots, report it finished. Ends with a
+// All threads: run the batch (each worker frees its tasks' queue slots), report it finished. Ends with a
 // block-wide barrier, so `batch` may be overwritten afterwards.
 template <class Graph>
 __device__ void execute_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch, std::byte* smem) {
   run_batch<Graph>(g, layout, batch, smem);
   __syncthreads();
   const QueueView& queue = g.queues[batch.queue];
-  for (std::uint32_t i = threadIdx.x; i < batch.count; i += blockDim.x) queue.release(batch.first + i);
   if (threadIdx.x == 0) {
     DeviceAtomic<std::uint64_t>(queue.counters->executed).fetch_add(batch.count, mo::relaxed);
     g.controller().finish(batch.queue, batch.count);
