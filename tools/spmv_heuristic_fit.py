@@ -22,7 +22,7 @@ import json
 import math
 import sys
 
-DEFAULT_RESULTS = "docs/results/nvidia-h200-spmv.json"
+DEFAULT_RESULTS = "docs/results/nvidia-h200-spmv-5d10c1e.json"
 
 
 def load(path):
