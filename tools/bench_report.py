@@ -20,38 +20,19 @@ import os
 import re
 import sys
 from collections import defaultdict
+from results_common import fmt, load_jsonl, sci, slug
 
 BEGIN = "<!-- runtime-results:begin -->"
 END = "<!-- runtime-results:end -->"
 GOAL = 1e9  # empty tasks per second at worker size 32 (the goal)
 
 
-def load_jsonl(path):
-    records = []
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                sys.exit(f"{path}:{n}: bad JSON: {e}")
-    return records
 
 
-def slug(device):
-    return re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-") or "unknown-device"
 
 
-def fmt(v, digits=2):
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "–"
-    return f"{v:.{digits}f}"
 
 
-def sci(v):
-    return "–" if v is None else f"{v:.3g}"
 
 
 def ratio(v):

@@ -26,6 +26,12 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
+from results_common import load_jsonl, sci, slug
+from results_common import fmt as plain_fmt
+
+
+def fmt(v, digits=2):
+    return plain_fmt(v, digits, thousands=True)
 
 BEGIN = "<!-- scheduler-results:begin -->"
 END = "<!-- scheduler-results:end -->"
@@ -37,32 +43,12 @@ GOAL_SPAN_OVER_BOUND = 1.1
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def load_jsonl(path):
-    records = []
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                sys.exit(f"{path}:{n}: bad JSON: {e}")
-    return records
 
 
-def slug(device):
-    return re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-") or "unknown-device"
 
 
-def fmt(v, digits=2):
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "–"
-    return f"{v:,.{digits}f}"
 
 
-def sci(v):
-    return "–" if v is None else f"{v:.3g}"
 
 
 def schedulers_of(records):

@@ -1,0 +1,35 @@
+"""Helpers shared by the report scripts that turn benchmark JSON lines into docs/ tables."""
+import json
+import math
+import re
+import sys
+
+
+def load_jsonl(path):
+    """One JSON object per non-empty line; a malformed line stops with file:line."""
+    records = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                sys.exit(f"{path}:{n}: bad JSON: {e}")
+    return records
+
+
+def slug(device):
+    """File-name form of a device name: 'NVIDIA H200' -> 'nvidia-h200'."""
+    return re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-") or "unknown-device"
+
+
+def fmt(v, digits=2, thousands=False):
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "–"
+    return f"{v:,.{digits}f}" if thousands else f"{v:.{digits}f}"
+
+
+def sci(v):
+    return "–" if v is None else f"{v:.3g}"
