@@ -94,6 +94,7 @@ void bench_spawned_tasks(const Options& o, const Sink& sink);
 void bench_dependency_resolution(const Options& o, const Sink& sink);
 void bench_dependency_chain(const Options& o, const Sink& sink);
 void bench_fan_tree(const Options& o, const Sink& sink);         // fan_tree.cu
+void bench_phase_rounds(const Options& o, const Sink& sink);     // phase_rounds.cu
 void bench_synthetic_tree(const Options& o, const Sink& sink);   // synthetic_tree.cu
 // The critical-path bound of a saved trace of a synthetic tree, as one JSON object (no GPU
 // needed; --bound TRACE CONFIG). Throws apiary::InputError for unreadable files.

@@ -57,7 +57,7 @@ bool Options::wants(const std::string& group) const {
 namespace {
 
 const char* const groups[] = {"baselines",        "empty_tasks", "empty_tasks_spawned", "dependency_resolution",
-                              "dependency_chain", "fan_tree",    "synthetic_tree"};
+                              "dependency_chain", "fan_tree",    "phase_rounds", "synthetic_tree"};
 
 void usage(std::ostream& out) {
   out << "usage: apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]\n"
@@ -429,6 +429,7 @@ int run(const Options& options, Output& out) {
     group("dependency_resolution", [&] { bench_dependency_resolution(o, sink); });
     group("dependency_chain", [&] { bench_dependency_chain(o, sink); });
     group("fan_tree", [&] { bench_fan_tree(o, sink); });
+    group("phase_rounds", [&] { bench_phase_rounds(o, sink); });
     group("synthetic_tree", [&] { bench_synthetic_tree(o, sink); });
   }
   out.set_scheduler("");
