@@ -1,0 +1,94 @@
+// GPU baselines of the Jacobi solver (issue 5), all on the legacy default stream:
+//   kbk      — kernel-by-kernel (thesis 7.4.4): per iteration an SpMV/update kernel and a
+//              residual reduction kernel; the host reads the decision every check_every iterations.
+//   graph    — the whole solve as one CUDA graph launch: a conditional WHILE node whose body is
+//              the same two kernels; the reduction kernel calls cudaGraphSetConditional.
+//   cusparse — per iteration cusparseSpMV (y = A x_k) + an update kernel + the reduction kernel.
+// All share the device state (iteration k, status, residuals) and the decision rule of
+// jacobi.hpp, so with check_every = 1 they stop at the CPU reference's iteration.
+#pragma once
+
+#include "jacobi.hpp"
+
+#include <apiary/sparse/device_buffer.hpp>
+#include <apiary/sparse/device_matrix.hpp>
+
+#include <cuda_runtime_api.h>
+#include <cusparse.h>
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace apiary::jacobi {
+
+enum class Version { kbk, graph, cusparse };
+inline constexpr std::array<Version, 3> all_versions{Version::kbk, Version::graph, Version::cusparse};
+const char* to_string(Version v);
+Version parse_version(std::string_view s);  // InputError for unknown names
+
+// Mirrors the device-side state (one struct in device memory).
+struct DeviceState {
+  int k = 0;        // current iterate x_k (buffer k & 1)
+  int status = 0;   // Status
+  double rel = 0;   // relative residual of x_k (last reduced)
+  double min_rel = 0;
+  double bnorm = 1;
+};
+
+template <class T>
+class GpuJacobi {
+ public:
+  // Validates A (square, non-zero diagonal) and uploads A, b, D.
+  GpuJacobi(const sparse::Csr<T>& a, const std::vector<T>& b, const Params& p, const std::string& name = "matrix");
+  ~GpuJacobi();
+  GpuJacobi(const GpuJacobi&) = delete;
+  GpuJacobi& operator=(const GpuJacobi&) = delete;
+
+  // Runs one solve from x0 = 0 (enqueue + the host syncs the version needs; returns when done).
+  void run(Version v);
+  // The result of the last run (downloads x_k).
+  Result<T> result() const;
+  // Fills both iterate buffers and the state with 0xff (before a checked run).
+  void poison();
+
+  // Minimal bytes moved per iteration: row offsets, column indices and values once, x read once,
+  // b and D read, x_{k+1} written (cuSPARSE moves 2 more vectors through y).
+  std::size_t bytes_per_iteration() const;
+  int group_size() const { return group_; }
+  int blocks() const { return blocks_; }
+
+ private:
+  void reset();
+  void launch_iteration(bool use_y, bool set_conditional);
+  void build_graph();
+  void run_kbk();
+  void run_graph();
+  void run_cusparse();
+  DeviceState read_state() const;
+
+  std::string name_;
+  Params p_;
+  index_t rows_;
+  std::size_t nnz_;
+  double bnorm_ = 1;
+  sparse::DeviceCsr<T> a_;
+  sparse::DeviceBuffer<T> b_, d_, y_;
+  std::array<sparse::DeviceBuffer<T>, 2> x_;
+  sparse::DeviceBuffer<double> partial_;
+  sparse::DeviceBuffer<DeviceState> state_;
+  int group_ = 1, blocks_ = 1;
+  // CUDA graph (built on first use).
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t graph_exec_ = nullptr;
+  unsigned long long cond_handle_ = 0;  // cudaGraphConditionalHandle
+  // cuSPARSE (created on first use).
+  cusparseHandle_t sp_ = nullptr;
+  cusparseSpMatDescr_t sp_a_ = nullptr;
+  cusparseDnVecDescr_t sp_x_ = nullptr, sp_y_ = nullptr;
+  void* sp_buffer_ = nullptr;
+};
+
+}  // namespace apiary::jacobi
