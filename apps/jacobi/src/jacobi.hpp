@@ -85,3 +85,17 @@ sparse::Csr<double> make_diagonally_dominant(const sparse::Csr<double>& a, doubl
 sparse::Csr<double> generate(const std::string& spec);
 
 }  // namespace apiary::jacobi
+
+namespace apiary::jacobi {
+
+// A GPU result against the CPU reference: same status, iterations within `iteration_slack`,
+// and max|x - x_ref| / max|x_ref| below `x_tol` (x is not compared after a divergence).
+struct Comparison {
+  bool ok = false;
+  double rel_error = 0;
+  std::string message;
+};
+template <class T>
+Comparison compare_results(const Result<T>& got, const Result<T>& ref, double x_tol, int iteration_slack);
+
+}  // namespace apiary::jacobi

@@ -38,6 +38,20 @@ struct DeviceState {
   double bnorm = 1;
 };
 
+// How closely a version must match the CPU reference of the same precision. fp64: same
+// iterations, x within 1e-5. fp32: kbk/graph with one thread per row do the reference's exact
+// arithmetic (same iterations, 1e-5); cuSPARSE and grouped rows sum in another order, which in
+// fp32 moves the stopping iteration by a few percent on slow matrices (x within 1e-3).
+struct CheckPolicy {
+  double x_tol = 1e-5;
+  int iteration_slack = 0;
+};
+template <class T>
+CheckPolicy check_policy(Version v, int group, int ref_iterations) {
+  if (sizeof(T) == 8 || (v != Version::cusparse && group == 1)) return {1e-5, 0};
+  return {1e-3, ref_iterations / 50 + 2};
+}
+
 template <class T>
 class GpuJacobi {
  public:

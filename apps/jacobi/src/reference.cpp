@@ -3,7 +3,9 @@
 #include <apiary/error.hpp>
 #include <apiary/sparse/generators.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 
@@ -179,11 +181,36 @@ sparse::Csr<double> generate(const std::string& spec) {
   return sparse::generate(spec);
 }
 
+template <class T>
+Comparison compare_results(const Result<T>& got, const Result<T>& ref, double x_tol, int iteration_slack) {
+  Comparison c;
+  std::ostringstream os;
+  double num = 0, den = 0;
+  bool finite = got.x.size() == ref.x.size();
+  for (std::size_t i = 0; finite && i < got.x.size(); ++i) {
+    const double g = static_cast<double>(got.x[i]), r = static_cast<double>(ref.x[i]);
+    if (!std::isfinite(g)) finite = false;
+    num = std::max(num, std::fabs(g - r));
+    den = std::max(den, std::fabs(r));
+  }
+  c.rel_error = finite ? num / (den > 0 ? den : 1.0) : INFINITY;
+  const bool same_status = got.status == ref.status;
+  const bool iters_ok = std::abs(got.iterations - ref.iterations) <= iteration_slack;
+  const bool x_ok = diverged(ref.status) || c.rel_error < x_tol;
+  c.ok = same_status && iters_ok && x_ok;
+  if (!same_status) os << "status " << to_string(got.status) << " vs reference " << to_string(ref.status) << "; ";
+  if (!iters_ok) os << "iterations " << got.iterations << " vs reference " << ref.iterations << " (slack " << iteration_slack << "); ";
+  if (!x_ok) os << "relative error of x " << c.rel_error << " >= " << x_tol << "; ";
+  c.message = os.str();
+  return c;
+}
+
 #define APIARY_JACOBI_INSTANTIATE(T)                                                                           \
   template std::vector<T> checked_diagonal(const sparse::Csr<T>&, const std::string&);                         \
   template std::vector<T> ones_rhs(const sparse::Csr<T>&);                                                     \
   template double relative_residual(const sparse::Csr<T>&, const std::vector<T>&, const std::vector<T>&);      \
-  template Result<T> cpu_jacobi(const sparse::Csr<T>&, const std::vector<T>&, const Params&, const std::string&);
+  template Result<T> cpu_jacobi(const sparse::Csr<T>&, const std::vector<T>&, const Params&, const std::string&); \
+  template Comparison compare_results(const Result<T>&, const Result<T>&, double, int);
 APIARY_JACOBI_INSTANTIATE(float)
 APIARY_JACOBI_INSTANTIATE(double)
 

@@ -1,0 +1,236 @@
+// apiary-jacobi: the Jacobi baselines (kbk, graph, cusparse) on a matrix file, a generator spec
+// or a suite, each checked against the CPU reference of the same precision and timed (median
+// of repeats, CUDA events), with the memory-bandwidth roofline per iteration.
+#include "bench_common.hpp"
+#include "jacobi.hpp"
+#include "jacobi_gpu.hpp"
+
+#include <apiary/error.hpp>
+#include <apiary/sparse/conversions.hpp>
+#include <apiary/sparse/matrix_market.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+using namespace apiary;
+using namespace apiary::jacobi;
+
+namespace {
+
+struct Options {
+  std::string matrix, spec, suite, matrix_dir, json;
+  std::string precision = "fp64";
+  std::string version = "all";
+  Params params;
+  int repeats = 5;
+  int warmup = 1;
+  bool require_convergence = false;
+  double check_budget = 3e9;  // nnz * iterations of the CPU reference before it is shortened
+  long long max_nnz = -1;
+};
+
+void usage(const char* program) {
+  std::printf(
+      "usage: %s (--matrix FILE | --generate SPEC | --suite FILE) [options]\n"
+      "  --matrix-dir DIR         real matrices of a suite (default $APIARY_MATRIX_DIR, data/matrices,\n"
+      "                           ../shared/data/matrices)\n"
+      "  --precision fp32|fp64|both   (default fp64)\n"
+      "  --version kbk|graph|cusparse|all (default all)\n"
+      "  --omega W (1)  --tol T (1e-6, relative residual)  --max-iter N (20000)  --check-every C (1)\n"
+      "  --repeats R (5)  --json FILE (JSON lines, appended)  --require-convergence\n"
+      "  --check-budget W         CPU reference work limit in nnz*iterations (3e9); above it the check\n"
+      "                           compares a shortened solve (same parameters, fewer iterations)\n"
+      "  --max-nnz N              skip suite matrices with more non-zeros\n"
+      "SPEC: apiary::sparse generator specs (lap2d:n=1000, lap3d:nx=..., A3..A6, diagdom:n=..,avg=..,\n"
+      "      powerlaw:...), and dd:SPEC = SPEC made strictly diagonally dominant.\n",
+      program);
+}
+
+std::string default_matrix_dir() {
+  if (const char* env = std::getenv("APIARY_MATRIX_DIR"); env && *env) return env;
+  if (std::filesystem::is_directory("data/matrices")) return "data/matrices";
+  return "../shared/data/matrices";
+}
+
+bool parse(int argc, char** argv, Options& o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw InputError(arg, "needs a value");
+      return argv[++i];
+    };
+    auto number = [&]() -> double {
+      const std::string v = value();
+      try {
+        std::size_t used = 0;
+        const double d = std::stod(v, &used);
+        if (used != v.size()) throw std::invalid_argument(v);
+        return d;
+      } catch (const std::exception&) {
+        throw InputError(arg, "expected a number, got '" + v + "'");
+      }
+    };
+    if (arg == "--matrix") o.matrix = value();
+    else if (arg == "--generate") o.spec = value();
+    else if (arg == "--suite") o.suite = value();
+    else if (arg == "--matrix-dir") o.matrix_dir = value();
+    else if (arg == "--precision") o.precision = value();
+    else if (arg == "--version") o.version = value();
+    else if (arg == "--omega") o.params.omega = number();
+    else if (arg == "--tol") o.params.tol = number();
+    else if (arg == "--max-iter") o.params.max_iter = static_cast<int>(number());
+    else if (arg == "--check-every") o.params.check_every = static_cast<int>(number());
+    else if (arg == "--repeats") o.repeats = static_cast<int>(number());
+    else if (arg == "--json") o.json = value();
+    else if (arg == "--require-convergence") o.require_convergence = true;
+    else if (arg == "--check-budget") o.check_budget = number();
+    else if (arg == "--max-nnz") o.max_nnz = static_cast<long long>(number());
+    else if (arg == "-h" || arg == "--help") { usage(argv[0]); return false; }
+    else throw InputError(arg, "unknown option (see --help)");
+  }
+  if (o.matrix.empty() + o.spec.empty() + o.suite.empty() != 2)
+    throw InputError("arguments", "give exactly one of --matrix, --generate, --suite");
+  if (o.precision != "fp32" && o.precision != "fp64" && o.precision != "both")
+    throw InputError("--precision", "expected fp32, fp64 or both");
+  if (o.repeats < 1) throw InputError("--repeats", "must be >= 1");
+  validate_params(o.params);
+  if (o.version != "all") parse_version(o.version);
+  if (o.matrix_dir.empty()) o.matrix_dir = default_matrix_dir();
+  return true;
+}
+
+struct Context {
+  spmv::DeviceInfo device;
+  double copy_gbps = 0;
+  std::string commit;
+};
+
+template <class T>
+int run_matrix(const Options& o, const Context& ctx, const spmv::MatrixSource& src, const sparse::Csr<double>& a64,
+               spmv::JsonLines* json) {
+  const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
+  const sparse::Csr<T> a = sparse::cast_values<T>(a64);
+  const std::vector<T> b = ones_rhs(a);
+  const Params& p = o.params;
+  int failures = 0;
+
+  // CPU reference: the full solve, or a shortened one when nnz * max_iter exceeds the budget.
+  Params check = p;
+  const double work = static_cast<double>(a.nnz()) * (p.max_iter + 1.0);
+  if (work > o.check_budget) check.max_iter = std::max(1, static_cast<int>(o.check_budget / std::max<double>(1, a.nnz())));
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result<T> ref = cpu_jacobi(a, b, check, src.name);
+  const double cpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%-22s %s rows %d nnz %zu: CPU reference %s after %d iterations (residual %.3e, %.0f ms%s)\n",
+              src.name.c_str(), prec, a.rows, a.nnz(), to_string(ref.status), ref.iterations, ref.residual, cpu_ms,
+              check.max_iter != p.max_iter ? ", shortened check" : "");
+  if (diverged(ref.status) && check.max_iter == p.max_iter)
+    std::printf("  %s\n", divergence_message(src.name, ref.status, ref.iterations, ref.residual, ref.min_residual, p).c_str());
+
+  std::vector<Version> versions;
+  if (o.version == "all") versions.assign(all_versions.begin(), all_versions.end());
+  else versions.push_back(parse_version(o.version));
+
+  GpuJacobi<T> solver(a, b, p, src.name);
+  std::unique_ptr<GpuJacobi<T>> checker;
+  if (check.max_iter != p.max_iter) checker = std::make_unique<GpuJacobi<T>>(a, b, check, src.name);
+  for (Version v : versions) {
+    // Checked run (poisoned iterates first).
+    GpuJacobi<T>& c = checker ? *checker : solver;
+    c.poison();
+    c.run(v);
+    const Result<T> got = c.result();
+    const CheckPolicy policy = check_policy<T>(v, c.group_size(), ref.iterations);
+    const Comparison cmp = compare_results(got, ref, policy.x_tol, policy.iteration_slack);
+    if (!cmp.ok) {
+      ++failures;
+      std::printf("  FAIL %s %s %s: %s\n", src.name.c_str(), prec, to_string(v), cmp.message.c_str());
+    }
+    // Timed runs of the full solve.
+    const spmv::Timing t = spmv::time_gpu([&] { solver.run(v); }, o.repeats, o.warmup);
+    const Result<T> r = solver.result();
+    const double host_residual = relative_residual(a, b, r.x);
+    const double ms_per_iter = t.median_ms / (r.iterations + 1.0);  // k updates + the final residual pass
+    const double bytes = static_cast<double>(solver.bytes_per_iteration());
+    const double roofline_ms = bytes / (ctx.copy_gbps * 1e9) * 1e3;
+    std::printf("  %-9s %-18s it %6d  %9.3f ms  %8.4f ms/it  residual %.3e (host %.3e)  err vs CPU %.2e%s  roofline %.1f%%\n",
+                to_string(v), to_string(r.status), r.iterations, t.median_ms, ms_per_iter, r.residual, host_residual,
+                cmp.rel_error, cmp.ok ? "" : " FAIL", 100.0 * roofline_ms / ms_per_iter);
+    if (diverged(r.status))
+      std::printf("    %s\n", divergence_message(src.name, r.status, r.iterations, r.residual, r.min_residual, p).c_str());
+    if (o.require_convergence && r.status != Status::converged) ++failures;
+    if (json) {
+      nlohmann::json rec;
+      rec["app"] = "jacobi";
+      rec["device"] = {{"name", ctx.device.name}, {"sm_count", ctx.device.sm_count}, {"peak_gbps", ctx.device.peak_gbps},
+                       {"copy_gbps", ctx.copy_gbps}};
+      rec["commit"] = ctx.commit;
+      rec["config"] = {{"matrix", src.name}, {"group", src.group}, {"source", src.spec.empty() ? src.file : src.spec},
+                       {"rows", a.rows}, {"nnz", a.nnz()}, {"precision", prec}, {"version", to_string(v)},
+                       {"omega", p.omega}, {"tol", p.tol}, {"max_iter", p.max_iter}, {"check_every", p.check_every},
+                       {"repeats", o.repeats}, {"threads_per_row", solver.group_size()}, {"blocks", solver.blocks()}};
+      rec["metrics"] = {{"iterations", r.iterations}, {"status", to_string(r.status)}, {"time_ms", t.median_ms},
+                        {"min_ms", t.min_ms}, {"ms_per_iter", ms_per_iter}, {"residual", r.residual},
+                        {"residual_host", host_residual}, {"cpu_iterations", ref.iterations},
+                        {"cpu_status", to_string(ref.status)}, {"checked_max_iter", check.max_iter},
+                        {"error_vs_cpu", cmp.rel_error}, {"check_ok", cmp.ok}, {"cpu_ms", cpu_ms},
+                        {"bytes_per_iter", bytes}, {"roofline_ms_per_iter", roofline_ms},
+                        {"roofline_ratio", roofline_ms / ms_per_iter}};
+      json->write(rec);
+    }
+  }
+  return failures;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  try {
+    if (!parse(argc, argv, o)) return 0;
+    std::vector<spmv::MatrixSource> sources;
+    if (!o.suite.empty()) sources = spmv::read_suite(o.suite, o.matrix_dir);
+    else if (!o.spec.empty()) sources.push_back({o.spec, o.spec, "", "generated"});
+    else sources.push_back({std::filesystem::path(o.matrix).stem().string(), "", o.matrix, "file"});
+
+    Context ctx;
+    ctx.device = spmv::device_info();
+    ctx.copy_gbps = spmv::measure_copy_gbps(std::size_t{1} << 29, 9);
+    ctx.commit = spmv::git_commit();
+    std::printf("device %s (%d SMs), copy bandwidth %.0f GB/s, commit %s\n", ctx.device.name.c_str(), ctx.device.sm_count,
+                ctx.copy_gbps, ctx.commit.c_str());
+    std::unique_ptr<spmv::JsonLines> json;
+    if (!o.json.empty()) json = std::make_unique<spmv::JsonLines>(o.json);
+
+    int failures = 0, errors = 0;
+    for (const auto& src : sources) {
+      try {
+        const sparse::Csr<double> a = src.spec.empty() ? sparse::read_csr<double>(src.file) : jacobi::generate(src.spec);
+        if (o.max_nnz >= 0 && static_cast<long long>(a.nnz()) > o.max_nnz) {
+          std::printf("%s: skipped (%zu non-zeros > --max-nnz)\n", src.name.c_str(), a.nnz());
+          continue;
+        }
+        if (o.precision != "fp32") failures += run_matrix<double>(o, ctx, src, a, json.get());
+        if (o.precision != "fp64") failures += run_matrix<float>(o, ctx, src, a, json.get());
+      } catch (const InputError& e) {
+        // Bad input (zero diagonal, non-square, unreadable): reported, the suite goes on.
+        std::fprintf(stderr, "error: %s\n", e.what());
+        ++errors;
+      }
+    }
+    if (failures) std::fprintf(stderr, "%d check(s) failed\n", failures);
+    return failures || errors ? 1 : 0;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 3;
+  }
+}
