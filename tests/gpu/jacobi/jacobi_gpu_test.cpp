@@ -1,0 +1,174 @@
+// GPU test of the Jacobi baselines (kbk, graph, cusparse) x fp64/fp32 against the CPU
+// reference of the same precision (poisoned iterates first): the real converging matrices
+// (FACTS iteration counts), generated ones (diagonally dominant random, power-law, grouped
+// rows), check_every > 1, max iterations; and the error cases, which must end with a clear
+// message (zero diagonal, non-square, divergence) and never hang. Skips (77) without a GPU.
+#include "jacobi.hpp"
+#include "jacobi_gpu.hpp"
+
+#include <apiary/error.hpp>
+#include <apiary/sparse/conversions.hpp>
+#include <apiary/sparse/generators.hpp>
+#include <apiary/sparse/matrix_market.hpp>
+#include <gpu_test.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+using namespace apiary;
+using namespace apiary::jacobi;
+
+namespace {
+
+int failures = 0, checks = 0;
+
+void expect(bool ok, const std::string& what) {
+  ++checks;
+  if (!ok) {
+    ++failures;
+    std::printf("FAIL %s\n", what.c_str());
+  }
+}
+
+std::string matrix_dir() {
+  if (const char* env = std::getenv("APIARY_MATRIX_DIR"); env && *env) return env;
+  if (std::filesystem::is_directory("data/matrices")) return "data/matrices";
+  return APIARY_DEFAULT_MATRIX_DIR;
+}
+
+sparse::Csr<double> real(const std::string& name) { return sparse::read_csr<double>(matrix_dir() + "/" + name + ".mtx"); }
+
+// Every version against the CPU reference; returns the reference's iteration count.
+template <class T>
+int check_versions(const std::string& name, const sparse::Csr<double>& a64, const Params& p, int expected_iterations = -1,
+                   Status expected_status = Status::converged) {
+  const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
+  const sparse::Csr<T> a = sparse::cast_values<T>(a64);
+  const std::vector<T> b = ones_rhs(a);
+  const Result<T> ref = cpu_jacobi(a, b, p, name);
+  const std::string tag = name + " " + prec;
+  if (expected_iterations >= 0) expect(ref.iterations == expected_iterations, tag + ": CPU reference iterations " + std::to_string(ref.iterations) + " != " + std::to_string(expected_iterations));
+  expect(ref.status == expected_status, tag + ": CPU reference status " + to_string(ref.status));
+  GpuJacobi<T> solver(a, b, p, name);
+  for (Version v : all_versions) {
+    for (int run = 0; run < 2; ++run) {  // twice: a solver (and its graph) is reusable
+      solver.poison();
+      const auto t0 = std::chrono::steady_clock::now();
+      solver.run(v);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const Result<T> got = solver.result();
+      const CheckPolicy policy = check_policy<T>(v, solver.group_size(), ref.iterations);
+      const Comparison c = compare_results(got, ref, policy.x_tol, policy.iteration_slack);
+      expect(c.ok, tag + " " + to_string(v) + " run " + std::to_string(run) + ": " + c.message);
+      if (run == 0)
+        std::printf("  %-16s %s %-9s %-18s it %6d (CPU %6d)  err %.2e  %.1f ms\n", name.c_str(), prec, to_string(v),
+                    to_string(got.status), got.iterations, ref.iterations, c.rel_error, ms);
+    }
+  }
+  return ref.iterations;
+}
+
+template <class F>
+void expect_input_error(const std::string& what, F&& f, const std::string& needle) {
+  try {
+    f();
+    expect(false, what + ": no error");
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    std::printf("  %s -> %s\n", what.c_str(), msg.c_str());
+    expect(msg.find(needle) != std::string::npos, what + ": message lacks '" + needle + "': " + msg);
+  }
+}
+
+// A diverging matrix: every version must stop early with a divergence status and the message.
+template <class T>
+void check_divergence(const std::string& name, const sparse::Csr<double>& a64, const Params& p) {
+  const sparse::Csr<T> a = sparse::cast_values<T>(a64);
+  const std::vector<T> b = ones_rhs(a);
+  const Result<T> ref = cpu_jacobi(a, b, p, name);
+  expect(diverged(ref.status), name + ": CPU reference did not report divergence (" + to_string(ref.status) + ")");
+  GpuJacobi<T> solver(a, b, p, name);
+  for (Version v : all_versions) {
+    const auto t0 = std::chrono::steady_clock::now();
+    solver.run(v);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const Result<T> got = solver.result();
+    const std::string msg = divergence_message(name, got.status, got.iterations, got.residual, got.min_residual, p);
+    std::printf("  %s %s: %s (%.3f s)\n", to_string(v), sizeof(T) == 4 ? "fp32" : "fp64", msg.c_str(), s);
+    expect(diverged(got.status), name + " " + to_string(v) + ": status " + to_string(got.status));
+    expect(got.iterations < p.max_iter, name + " " + to_string(v) + ": ran to max iterations");
+    expect(msg.find("omega < 2 / lambda_max(D^-1 A)") != std::string::npos, name + ": message lacks the omega hint");
+    expect(s < 30, name + ": took " + std::to_string(s) + " s");
+  }
+}
+
+}  // namespace
+
+int main() {
+  testing::require_gpu_or_skip("apiary_jacobi_gpu_test");
+  try {
+    std::printf("matrices from %s\n", matrix_dir().c_str());
+    Params p;  // omega 1, tol 1e-6, check every iteration
+    p.max_iter = 20000;
+    std::printf("== real converging matrices (FACTS iteration counts)\n");
+    const std::pair<const char*, int> reals[] = {{"lap2D_5pt_n100", 18534}, {"lap3D_7pt_n20", 1013}, {"gr_30_30", 1393}};
+    for (const auto& [name, iters] : reals) {
+      const auto a = real(name);
+      check_versions<double>(name, a, p, iters);
+      check_versions<float>(name, a, p);
+    }
+    std::printf("== generated\n");
+    for (const char* spec : {"A3", "A4", "dd:powerlaw:n=20000,avg=6,alpha=1.6,max=2000,seed=3", "lap2d:n=60,perm=1"}) {
+      const auto a = generate(spec);
+      check_versions<double>(spec, a, p);
+      check_versions<float>(spec, a, p);
+    }
+    std::printf("== parameters: check_every = 7, omega = 0.8, max iterations\n");
+    {
+      Params q = p;
+      q.check_every = 7;
+      q.omega = 0.8;
+      const auto a = real("lap3D_7pt_n20");
+      const int it = check_versions<double>("lap3D_7pt_n20 c7 w0.8", a, q);
+      expect(it % 7 == 0, "check_every = 7: iterations " + std::to_string(it) + " not a multiple of 7");
+      check_versions<float>("lap3D_7pt_n20 c7 w0.8", a, q);
+      Params m = p;
+      m.max_iter = 100;
+      check_versions<double>("lap2D max 100", real("lap2D_5pt_n100"), m, 100, Status::max_iter);
+      check_versions<float>("lap2D max 100", real("lap2D_5pt_n100"), m, 100, Status::max_iter);
+    }
+    std::printf("== error cases\n");
+    {
+      auto zd = sparse::laplacian_2d(10, 10);
+      for (auto e = zd.row_offsets[42]; e < zd.row_offsets[43]; ++e)
+        if (zd.col_indices[e] == 42) zd.values[e] = 0;
+      expect_input_error("zero diagonal", [&] { GpuJacobi<double> s(zd, ones_rhs(zd), p, "zero_diag"); }, "row 42");
+      sparse::Csr<double> ns;
+      ns.rows = 2;
+      ns.cols = 3;
+      ns.row_offsets = {0, 1, 2};
+      ns.col_indices = {0, 1};
+      ns.values = {1.0, 1.0};
+      expect_input_error("non-square", [&] { GpuJacobi<double> s(ns, std::vector<double>{1, 1}, p, "non_square"); }, "square");
+      check_divergence<double>("bcsstk01", real("bcsstk01"), p);
+      check_divergence<float>("bcsstk01", real("bcsstk01"), p);
+      auto unit = sparse::laplacian_2d(40, 40);  // unit diagonal: lambda_max(D^-1 A) ~ 9
+      for (index_t r = 0; r < unit.rows; ++r)
+        for (auto e = unit.row_offsets[r]; e < unit.row_offsets[r + 1]; ++e)
+          if (unit.col_indices[e] == r) unit.values[e] = 1.0;
+      check_divergence<double>("lap2d_unit_diagonal", unit, p);
+      Params big = p;
+      big.omega = 2.5;
+      check_divergence<float>("lap3D_7pt_n20 omega 2.5", real("lap3D_7pt_n20"), big);
+    }
+  } catch (const std::exception& e) {
+    std::printf("FAIL exception: %s\n", e.what());
+    return 1;
+  }
+  std::printf("%d checks, %d failures\n", checks, failures);
+  return failures ? 1 : 0;
+}
