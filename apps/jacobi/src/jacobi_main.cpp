@@ -31,7 +31,7 @@ struct Options {
   int repeats = 5;
   int warmup = 1;
   bool require_convergence = false;
-  double check_budget = 3e9;  // nnz * iterations of the CPU reference before it is shortened
+  double check_budget = 1e9;  // nnz * iterations of the CPU reference before it is shortened
   long long max_nnz = -1;
 };
 
@@ -44,7 +44,7 @@ void usage(const char* program) {
       "  --version kbk|graph|cusparse|all (default all)\n"
       "  --omega W (1)  --tol T (1e-6, relative residual)  --max-iter N (20000)  --check-every C (1)\n"
       "  --repeats R (5)  --json FILE (JSON lines, appended)  --require-convergence\n"
-      "  --check-budget W         CPU reference work limit in nnz*iterations (3e9); above it the check\n"
+      "  --check-budget W         CPU reference work limit in nnz*iterations (1e9); above it the check\n"
       "                           compares a shortened solve (same parameters, fewer iterations)\n"
       "  --max-nnz N              skip suite matrices with more non-zeros\n"
       "SPEC: apiary::sparse generator specs (lap2d:n=1000, lap3d:nx=..., A3..A6, diagdom:n=..,avg=..,\n"
