@@ -162,8 +162,10 @@ int run_matrix(const Options& o, const Context& ctx, const spmv::MatrixSource& s
     std::printf("  %-9s %-18s it %6d  %9.3f ms  %8.4f ms/it  residual %.3e (host %.3e)  err vs CPU %.2e%s  roofline %.1f%%\n",
                 to_string(v), to_string(r.status), r.iterations, t.median_ms, ms_per_iter, r.residual, host_residual,
                 cmp.rel_error, cmp.ok ? "" : " FAIL", 100.0 * roofline_ms / ms_per_iter);
-    if (diverged(r.status))
+    if (diverged(r.status)) {
       std::printf("    %s\n", divergence_message(src.name, r.status, r.iterations, r.residual, r.min_residual, p).c_str());
+      ++failures;  // a diverged solve makes the exit status non-zero
+    }
     if (o.require_convergence && r.status != Status::converged) ++failures;
     if (json) {
       nlohmann::json rec;
@@ -224,7 +226,7 @@ int main(int argc, char** argv) {
         ++errors;
       }
     }
-    if (failures) std::fprintf(stderr, "%d check(s) failed\n", failures);
+    if (failures) std::fprintf(stderr, "%d failure(s): failed checks or diverged solves\n", failures);
     return failures || errors ? 1 : 0;
   } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
