@@ -170,3 +170,37 @@ TEST_CASE("bad parameters are rejected", "[jacobi]") {
   p.check_every = 0;
   CHECK_THROWS_AS(cpu_jacobi(a, ones_rhs(a), p), InputError);
 }
+
+TEST_CASE("compare_results: status, iterations, x and NaN", "[jacobi]") {
+  Result<double> ref;
+  ref.x = {1.0, 2.0};
+  ref.iterations = 10;
+  ref.status = Status::converged;
+  Result<double> got = ref;
+  CHECK(compare_results(got, ref, 1e-5, 0).ok);
+  got.iterations = 11;
+  CHECK_FALSE(compare_results(got, ref, 1e-5, 0).ok);
+  CHECK(compare_results(got, ref, 1e-5, 1).ok);
+  got = ref;
+  got.x[1] = 2.001;
+  CHECK_FALSE(compare_results(got, ref, 1e-5, 0).ok);
+  got.x[1] = std::nan("");
+  CHECK_FALSE(compare_results(got, ref, 1e-5, 0).ok);
+  got = ref;
+  got.status = Status::max_iter;
+  CHECK_THAT(compare_results(got, ref, 1e-5, 0).message, Contains("status"));
+}
+
+TEST_CASE("make_diagonally_dominant: strictly dominant rows, sorted, diagonal present", "[jacobi]") {
+  const auto a = make_diagonally_dominant(sparse::generate("powerlaw:n=3000,avg=4,alpha=1.5,max=300,seed=1"));
+  REQUIRE(a.rows == 3000);
+  for (index_t r = 0; r < a.rows; ++r) {
+    double diag = 0, off = 0;
+    for (auto e = a.row_offsets[r]; e < a.row_offsets[r + 1]; ++e) {
+      if (e > a.row_offsets[r]) REQUIRE(a.col_indices[e - 1] < a.col_indices[e]);
+      if (a.col_indices[e] == r) diag += a.values[e];
+      else off += std::fabs(a.values[e]);
+    }
+    REQUIRE(diag > off);
+  }
+}
