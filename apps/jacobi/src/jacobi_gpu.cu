@@ -25,6 +25,10 @@ __device__ inline float mul_rn(float a, float b) { return __fmul_rn(a, b); }
 __device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 __device__ inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
 __device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ inline float sub_rn(float a, float b) { return __fsub_rn(a, b); }
+__device__ inline double sub_rn(double a, double b) { return __dsub_rn(a, b); }
+__device__ inline float div_rn(float a, float b) { return __fdiv_rn(a, b); }
+__device__ inline double div_rn(double a, double b) { return __ddiv_rn(a, b); }
 
 // One group of G threads per row (G = 1: row-ordered sum, bitwise equal to the CPU reference).
 // r_k = b - A x_k (or b - y with y = A x_k from cuSPARSE), x_{k+1} = x_k + omega r_k / d, and the
@@ -53,7 +57,7 @@ __global__ void __launch_bounds__(block_threads)
     } else {
       if (active) {
         const index_t begin = a.row_offsets[r], end = a.row_offsets[r + 1];
-        for (index_t e = begin + lane; e < end; e += G) s = add_rn(s, mul_rn(a.values[e], xin[a.col_indices[e]]));
+        for (index_t e = begin + lane; e < end; e += G) s = add_rn(s, mul_rn(__ldg(&a.values[e]), __ldg(&xin[__ldg(&a.col_indices[e])])));
       }
       if constexpr (G > 1) {
 #pragma unroll
@@ -61,10 +65,10 @@ __global__ void __launch_bounds__(block_threads)
       }
     }
     if (active && lane == 0) {
-      const T ri = b[r] - s;
+      // Explicitly rounded (immune to fast-math flags): the reference's x + (omega * r) / d.
+      const T ri = sub_rn(b[r], s);
       rr += static_cast<double>(ri) * static_cast<double>(ri);
-      const T step = omega * ri;
-      xout[r] = xin[r] + step / d[r];
+      xout[r] = add_rn(xin[r], div_rn(mul_rn(omega, ri), d[r]));
     }
   }
   for (int off = 16; off > 0; off /= 2) rr += __shfl_down_sync(0xffffffffu, rr, off);
