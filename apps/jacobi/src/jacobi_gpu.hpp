@@ -41,7 +41,9 @@ struct DeviceState {
 // How closely a version must match the CPU reference of the same precision. fp64: same
 // iterations, x within 1e-5. fp32: kbk/graph with one thread per row do the reference's exact
 // arithmetic (same iterations, 1e-5); cuSPARSE and grouped rows sum in another order, which in
-// fp32 moves the stopping iteration by a few percent on slow matrices (x within 1e-3).
+// fp32 moves the stopping iteration by a few percent on slow matrices (x within 1e-3):
+// measured on an H200, lap2D_5pt_n100 (spectral radius 0.99952, the residual falls 0.05% per
+// iteration) stops at 19,782 with cuSPARSE vs 19,331 in the reference (2.3%), so 5% + 2.
 struct CheckPolicy {
   double x_tol = 1e-5;
   int iteration_slack = 0;
@@ -49,7 +51,7 @@ struct CheckPolicy {
 template <class T>
 CheckPolicy check_policy(Version v, int group, int ref_iterations) {
   if (sizeof(T) == 8 || (v != Version::cusparse && group == 1)) return {1e-5, 0};
-  return {1e-3, ref_iterations / 50 + 2};
+  return {1e-3, ref_iterations / 20 + 2};
 }
 
 template <class T>
