@@ -37,28 +37,6 @@ __global__ void partition_kernel(balance::OffsetsLayout<index_t> layout, std::in
     partition[c] = balance::partition_boundary(layout, chunk_atoms, search, static_cast<index_t>(c));
 }
 
-template <class F>
-decltype(auto) with_kind(ScheduleKind kind, F&& f) {
-  switch (kind) {
-#define APIARY_CASE(k) \
-  case ScheduleKind::k: return f(std::integral_constant<ScheduleKind, ScheduleKind::k>{});
-    APIARY_CASE(thread_mapped)
-    APIARY_CASE(warp_mapped)
-    APIARY_CASE(block_mapped)
-    APIARY_CASE(virtual_warp)
-    APIARY_CASE(group_mapped)
-    APIARY_CASE(dynamic_virtual_warp)
-    APIARY_CASE(cta_warp_scan)
-    APIARY_CASE(local_warp_search)
-    APIARY_CASE(direct_search)
-    APIARY_CASE(block_search)
-    APIARY_CASE(two_phase)
-    APIARY_CASE(merge_path)
-    APIARY_CASE(multi_phase)
-#undef APIARY_CASE
-  }
-  throw Error("unknown schedule");
-}
 
 std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -75,12 +53,12 @@ void launch_partition(const index_t* row_offsets, index_t rows, std::int64_t chu
 template <class T>
 void launch_spmv(ScheduleKind kind, const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T* y, cudaStream_t stream) {
   if (config.zero_output && a.rows > 0) APIARY_CUDA_CHECK(cudaMemsetAsync(y, 0, sizeof(T) * a.rows, stream));
-  with_kind(kind, [&](auto k) { launch_kind<decltype(k)::value, T>(config, a, x, y, stream); });
+  balance::visit_schedule(kind, [&](auto k) { launch_kind<decltype(k)::value, T>(config, a, x, y, stream); });
 }
 
 template <class T>
 std::size_t spmv_shared_bytes(ScheduleKind kind, unsigned block, const balance::ScheduleParams<index_t>& params) {
-  return with_kind(kind, [&](auto k) { return shared_bytes_of<decltype(k)::value, T>(block, params); });
+  return balance::visit_schedule(kind, [&](auto k) { return shared_bytes_of<decltype(k)::value, T>(block, params); });
 }
 
 template <class T>

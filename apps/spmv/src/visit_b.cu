@@ -19,24 +19,8 @@ template void launch_visit_kind<ScheduleKind::multi_phase>(const LaunchConfig&, 
 
 void launch_visit(ScheduleKind kind, const LaunchConfig& config, const index_t* offsets, index_t rows, index_t* out,
                   unsigned* visits, cudaStream_t stream) {
-  switch (kind) {
-#define APIARY_CASE(k) \
-  case ScheduleKind::k: return launch_visit_kind<ScheduleKind::k>(config, offsets, rows, out, visits, stream);
-    APIARY_CASE(thread_mapped)
-    APIARY_CASE(warp_mapped)
-    APIARY_CASE(block_mapped)
-    APIARY_CASE(virtual_warp)
-    APIARY_CASE(group_mapped)
-    APIARY_CASE(dynamic_virtual_warp)
-    APIARY_CASE(cta_warp_scan)
-    APIARY_CASE(local_warp_search)
-    APIARY_CASE(direct_search)
-    APIARY_CASE(block_search)
-    APIARY_CASE(two_phase)
-    APIARY_CASE(merge_path)
-    APIARY_CASE(multi_phase)
-#undef APIARY_CASE
-  }
-  throw Error("unknown schedule");
+  balance::visit_schedule(kind, [&](auto k) {
+    launch_visit_kind<decltype(k)::value>(config, offsets, rows, out, visits, stream);
+  });
 }
 }  // namespace apiary::spmv

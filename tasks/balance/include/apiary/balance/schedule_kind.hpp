@@ -4,7 +4,9 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
+#include <type_traits>
 
 namespace apiary::balance {
 
@@ -54,6 +56,31 @@ constexpr std::optional<ScheduleKind> parse_schedule(std::string_view text) {
   for (ScheduleKind k : all_schedules)
     if (name(k) == text) return k;
   return std::nullopt;
+}
+
+// Calls f(std::integral_constant<ScheduleKind, kind>{}) for a run-time kind: the one place
+// that turns a schedule name into a compile-time schedule (launch code, shared-memory sizes).
+template <class F>
+decltype(auto) visit_schedule(ScheduleKind kind, F&& f) {
+  switch (kind) {
+#define APIARY_SCHEDULE_CASE(k) \
+  case ScheduleKind::k: return f(std::integral_constant<ScheduleKind, ScheduleKind::k>{});
+    APIARY_SCHEDULE_CASE(thread_mapped)
+    APIARY_SCHEDULE_CASE(warp_mapped)
+    APIARY_SCHEDULE_CASE(block_mapped)
+    APIARY_SCHEDULE_CASE(virtual_warp)
+    APIARY_SCHEDULE_CASE(group_mapped)
+    APIARY_SCHEDULE_CASE(dynamic_virtual_warp)
+    APIARY_SCHEDULE_CASE(cta_warp_scan)
+    APIARY_SCHEDULE_CASE(local_warp_search)
+    APIARY_SCHEDULE_CASE(direct_search)
+    APIARY_SCHEDULE_CASE(block_search)
+    APIARY_SCHEDULE_CASE(two_phase)
+    APIARY_SCHEDULE_CASE(merge_path)
+    APIARY_SCHEDULE_CASE(multi_phase)
+#undef APIARY_SCHEDULE_CASE
+  }
+  throw std::invalid_argument("unknown schedule kind");
 }
 
 }  // namespace apiary::balance
