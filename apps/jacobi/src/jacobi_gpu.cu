@@ -1,4 +1,5 @@
 #include "jacobi_gpu.hpp"
+#include "rounded_ops.cuh"
 
 #include <apiary/cuda_check.hpp>
 #include <apiary/error.hpp>
@@ -19,16 +20,6 @@ void cusparse_check(cusparseStatus_t status, const char* call) {
     throw CudaError(std::string("cuSPARSE error ") + cusparseGetErrorString(status) + " in " + call);
 }
 #define APIARY_JACOBI_CUSPARSE(call) cusparse_check((call), #call)
-
-// Rounded, never contracted into FMA: the same arithmetic as the CPU reference.
-__device__ inline float mul_rn(float a, float b) { return __fmul_rn(a, b); }
-__device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
-__device__ inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
-__device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
-__device__ inline float sub_rn(float a, float b) { return __fsub_rn(a, b); }
-__device__ inline double sub_rn(double a, double b) { return __dsub_rn(a, b); }
-__device__ inline float div_rn(float a, float b) { return __fdiv_rn(a, b); }
-__device__ inline double div_rn(double a, double b) { return __ddiv_rn(a, b); }
 
 // One group of G threads per row (G = 1: row-ordered sum, bitwise equal to the CPU reference).
 // r_k = b - A x_k (or b - y with y = A x_k from cuSPARSE), x_{k+1} = x_k + omega r_k / d, and the
@@ -68,7 +59,7 @@ __global__ void __launch_bounds__(block_threads)
       // Explicitly rounded (immune to fast-math flags): the reference's x + (omega * r) / d.
       const T ri = sub_rn(b[r], s);
       rr += static_cast<double>(ri) * static_cast<double>(ri);
-      xout[r] = add_rn(xin[r], div_rn(mul_rn(omega, ri), d[r]));
+      xout[r] = damped_update(xin[r], omega, ri, d[r]);
     }
   }
   for (int off = 16; off > 0; off /= 2) rr += __shfl_down_sync(0xffffffffu, rr, off);
@@ -131,6 +122,10 @@ const char* to_string(Version v) {
     case Version::kbk: return "kbk";
     case Version::graph: return "graph";
     case Version::cusparse: return "cusparse";
+    case Version::stages_phases: return "stages_phases";
+    case Version::stages_deps: return "stages_deps";
+    case Version::checkpoints: return "checkpoints";
+    case Version::autonomous: return "autonomous";
   }
   return "?";
 }
@@ -138,11 +133,31 @@ const char* to_string(Version v) {
 Version parse_version(std::string_view s) {
   for (Version v : all_versions)
     if (s == to_string(v)) return v;
-  throw InputError("--version", "unknown version '" + std::string(s) + "' (kbk, graph, cusparse, all)");
+  throw InputError("--version", "unknown version '" + std::string(s) +
+                                    "' (kbk, graph, cusparse, stages_phases, stages_deps, checkpoints, autonomous; "
+                                    "or all, baselines, tasks)");
+}
+
+std::vector<Version> parse_versions(std::string_view list) {
+  std::vector<Version> out;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    const std::string_view name = list.substr(0, comma);
+    if (name == "all" || name == "baselines" || name == "tasks") {
+      for (Version v : all_versions)
+        if (name == "all" || (name == "tasks") == is_task_version(v)) out.push_back(v);
+    } else {
+      out.push_back(parse_version(name));
+    }
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  }
+  if (out.empty()) throw InputError("--version", "no version given");
+  return out;
 }
 
 template <class T>
-GpuJacobi<T>::GpuJacobi(const sparse::Csr<T>& a, const std::vector<T>& b, const Params& p, const std::string& name)
+GpuJacobi<T>::GpuJacobi(const sparse::Csr<T>& a, const std::vector<T>& b, const Params& p, const std::string& name,
+                        const TaskOptions& tasks)
     : name_(name), p_(p), rows_(a.rows), nnz_(a.nnz()), a_((validate_params(p), checked_diagonal(a, name), a)),
       b_(b), d_(checked_diagonal(a, name)), y_(static_cast<std::size_t>(a.rows)),
       x_{sparse::DeviceBuffer<T>(static_cast<std::size_t>(a.rows)), sparse::DeviceBuffer<T>(static_cast<std::size_t>(a.rows))},
@@ -158,6 +173,7 @@ GpuJacobi<T>::GpuJacobi(const sparse::Csr<T>& a, const std::vector<T>& b, const 
   const long long needed = (static_cast<long long>(rows_) * group_ + block_threads - 1) / block_threads;
   blocks_ = static_cast<int>(std::max(1LL, std::min<long long>(needed, 32LL * sms)));
   partial_ = sparse::DeviceBuffer<double>(static_cast<std::size_t>(blocks_));
+  task_options_ = tasks;
 }
 
 template <class T>
@@ -178,7 +194,27 @@ std::size_t GpuJacobi<T>::bytes_per_iteration() const {
 }
 
 template <class T>
+TaskJacobi<T>& GpuJacobi<T>::tasks() {
+  if (!tasks_) {
+    const TaskInputs<T> in{a_.view(), b_.data(), d_.data(), state_.data(), bnorm_, group_};
+    tasks_ = std::make_unique<TaskJacobi<T>>(in, p_, task_options_);
+  }
+  return *tasks_;
+}
+
+template <class T>
+const Partition& GpuJacobi<T>::partition() {
+  return tasks().partition();
+}
+
+template <class T>
+bool GpuJacobi<T>::task_arithmetic_exact() {
+  return partition().split_rows == 0;
+}
+
+template <class T>
 void GpuJacobi<T>::poison() {
+  if (tasks_) tasks_->poison();
   x_[0].fill_bytes(0xff);
   x_[1].fill_bytes(0xff);
   state_.fill_bytes(0xff);
@@ -317,11 +353,15 @@ void GpuJacobi<T>::run_cusparse() {
 
 template <class T>
 void GpuJacobi<T>::run(Version v) {
-  reset();
+  last_ = v;
   switch (v) {
-    case Version::kbk: run_kbk(); break;
-    case Version::graph: run_graph(); break;
-    case Version::cusparse: run_cusparse(); break;
+    case Version::kbk: reset(); run_kbk(); break;
+    case Version::graph: reset(); run_graph(); break;
+    case Version::cusparse: reset(); run_cusparse(); break;
+    case Version::stages_phases: report_ = tasks().run(TaskVersion::stages_phases, scheduler_); break;
+    case Version::stages_deps: report_ = tasks().run(TaskVersion::stages_deps, scheduler_); break;
+    case Version::checkpoints: report_ = tasks().run(TaskVersion::checkpoints, scheduler_); break;
+    case Version::autonomous: report_ = tasks().run(TaskVersion::autonomous, scheduler_); break;
   }
 }
 
@@ -333,7 +373,12 @@ Result<T> GpuJacobi<T>::result() const {
   r.status = static_cast<Status>(s.status);
   r.residual = s.rel;
   r.min_residual = s.min_rel;
-  r.x = x_[s.k & 1].download();
+  if (is_task_version(last_)) {
+    r.x.resize(static_cast<std::size_t>(rows_));
+    APIARY_CUDA_CHECK(cudaMemcpy(r.x.data(), tasks_->iterate(s.k), r.x.size() * sizeof(T), cudaMemcpyDeviceToHost));
+  } else {
+    r.x = x_[s.k & 1].download();
+  }
   return r;
 }
 

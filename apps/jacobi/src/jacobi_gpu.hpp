@@ -9,6 +9,7 @@
 #pragma once
 
 #include "jacobi.hpp"
+#include "task_solver.hpp"
 
 #include <apiary/sparse/device_buffer.hpp>
 #include <apiary/sparse/device_matrix.hpp>
@@ -16,18 +17,30 @@
 #include <cuda_runtime_api.h>
 #include <cusparse.h>
 
+#include <apiary/report.hpp>
+#include <apiary/scheduler.hpp>
+
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace apiary::jacobi {
 
-enum class Version { kbk, graph, cusparse };
-inline constexpr std::array<Version, 3> all_versions{Version::kbk, Version::graph, Version::cusparse};
+// The baselines, then the apiary task graphs of thesis 7.4 (task_graph.cuh), which run under
+// any scheduler (GpuJacobi::set_scheduler).
+enum class Version { kbk, graph, cusparse, stages_phases, stages_deps, checkpoints, autonomous };
+inline constexpr std::array<Version, 7> all_versions{Version::kbk,           Version::graph,
+                                                     Version::cusparse,      Version::stages_phases,
+                                                     Version::stages_deps,   Version::checkpoints,
+                                                     Version::autonomous};
+inline bool is_task_version(Version v) { return v >= Version::stages_phases; }
 const char* to_string(Version v);
 Version parse_version(std::string_view s);  // InputError for unknown names
+// "all", "baselines", "tasks" or a comma-separated list of names.
+std::vector<Version> parse_versions(std::string_view list);
 
 // Mirrors the device-side state (one struct in device memory).
 struct DeviceState {
@@ -49,8 +62,10 @@ struct CheckPolicy {
   int iteration_slack = 0;
 };
 template <class T>
-CheckPolicy check_policy(Version v, int group, int ref_iterations) {
-  if (sizeof(T) == 8 || (v != Version::cusparse && group == 1)) return {1e-5, 0};
+CheckPolicy check_policy(Version v, int group, int ref_iterations, bool exact = true) {
+  // The task versions do the one-thread-per-row arithmetic too, except on split rows
+  // (balanced partition), whose pieces are added in arrival order: `exact` says which.
+  if (sizeof(T) == 8 || (v != Version::cusparse && group == 1 && exact)) return {1e-5, 0};
   return {1e-3, ref_iterations / 20 + 2};
 }
 
@@ -58,13 +73,23 @@ template <class T>
 class GpuJacobi {
  public:
   // Validates A (square, non-zero diagonal) and uploads A, b, D.
-  GpuJacobi(const sparse::Csr<T>& a, const std::vector<T>& b, const Params& p, const std::string& name = "matrix");
+  GpuJacobi(const sparse::Csr<T>& a, const std::vector<T>& b, const Params& p, const std::string& name = "matrix",
+            const TaskOptions& tasks = {});
   ~GpuJacobi();
   GpuJacobi(const GpuJacobi&) = delete;
   GpuJacobi& operator=(const GpuJacobi&) = delete;
 
   // Runs one solve from x0 = 0 (enqueue + the host syncs the version needs; returns when done).
+  // Task versions run under the scheduler set last (megakernel by default).
   void run(Version v);
+  void set_scheduler(Scheduler s) { scheduler_ = s; }
+  Scheduler scheduler() const { return scheduler_; }
+  // The runtime's report of the last task-version run.
+  const Report& last_report() const { return report_; }
+  // The task partition (built on the GPU at the first task-version run).
+  const Partition& partition();
+  // True when the task versions do the reference's exact arithmetic (no split rows).
+  bool task_arithmetic_exact();
   // The result of the last run (downloads x_k).
   Result<T> result() const;
   // Fills both iterate buffers and the state with 0xff (before a checked run).
@@ -83,6 +108,7 @@ class GpuJacobi {
   void run_kbk();
   void run_graph();
   void run_cusparse();
+  TaskJacobi<T>& tasks();
   DeviceState read_state() const;
 
   std::string name_;
@@ -105,6 +131,12 @@ class GpuJacobi {
   cusparseSpMatDescr_t sp_a_ = nullptr;
   cusparseDnVecDescr_t sp_x_ = nullptr, sp_y_ = nullptr;
   void* sp_buffer_ = nullptr;
+  // Task versions (created on first use).
+  TaskOptions task_options_;
+  std::unique_ptr<TaskJacobi<T>> tasks_;
+  Scheduler scheduler_ = Scheduler::megakernel;
+  Report report_;
+  Version last_ = Version::kbk;
 };
 
 }  // namespace apiary::jacobi

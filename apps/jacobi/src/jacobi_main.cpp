@@ -1,6 +1,8 @@
-// apiary-jacobi: the Jacobi baselines (kbk, graph, cusparse) on a matrix file, a generator spec
-// or a suite, each checked against the CPU reference of the same precision and timed (median
-// of repeats, CUDA events), with the memory-bandwidth roofline per iteration.
+// apiary-jacobi: the Jacobi baselines (kbk, graph, cusparse) and the apiary task-graph versions
+// (stages_phases, stages_deps, checkpoints, autonomous; each under the chosen schedulers) on a
+// matrix file, a generator spec or a suite, each checked against the CPU reference of the same
+// precision and timed (median of repeats, CUDA events), with the memory-bandwidth roofline per
+// iteration.
 #include "bench_common.hpp"
 #include "jacobi.hpp"
 #include "jacobi_gpu.hpp"
@@ -27,6 +29,8 @@ struct Options {
   std::string matrix, spec, suite, matrix_dir, json;
   std::string precision = "fp64";
   std::string version = "all";
+  std::string schedulers = "megakernel";
+  TaskOptions tasks;
   Params params;
   int repeats = 5;
   int warmup = 1;
@@ -41,7 +45,15 @@ void usage(const char* program) {
       "  --matrix-dir DIR         real matrices of a suite (default $APIARY_MATRIX_DIR, data/matrices,\n"
       "                           ../shared/data/matrices)\n"
       "  --precision fp32|fp64|both   (default fp64)\n"
-      "  --version kbk|graph|cusparse|all (default all)\n"
+      "  --version LIST           comma-separated: kbk, graph, cusparse, stages_phases, stages_deps,\n"
+      "                           checkpoints, autonomous; or all, baselines, tasks (default all)\n"
+      "  --scheduler LIST         schedulers of the task versions, comma-separated: megakernel,\n"
+      "                           timesliced, device_controller, device_controller_wave, ... or all\n"
+      "                           (default megakernel)\n"
+      "  --partition row_blocks|balanced   task partition (default row_blocks: whole rows; balanced\n"
+      "                           splits long rows across tasks)\n"
+      "  --task-nnz N             non-zeros per Jacobi task (512)\n"
+      "  --blocks-per-sm N        megakernel blocks per SM for the task versions (0: as many as fit)\n"
       "  --omega W (1)  --tol T (1e-6, relative residual)  --max-iter N (20000)  --check-every C (1)\n"
       "  --repeats R (5)  --json FILE (JSON lines, appended)  --require-convergence\n"
       "  --check-budget W         CPU reference work limit in nnz*iterations (1e9); above it the check\n"
@@ -56,6 +68,18 @@ std::string default_matrix_dir() {
   if (const char* env = std::getenv("APIARY_MATRIX_DIR"); env && *env) return env;
   if (std::filesystem::is_directory("data/matrices")) return "data/matrices";
   return "../shared/data/matrices";
+}
+
+std::vector<Scheduler> scheduler_list(std::string_view list) {
+  if (list == "all") return all_schedulers();
+  std::vector<Scheduler> out;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    out.push_back(parse_scheduler(list.substr(0, comma)));
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  }
+  if (out.empty()) throw InputError("--scheduler", "no scheduler given");
+  return out;
 }
 
 bool parse(int argc, char** argv, Options& o) {
@@ -82,6 +106,10 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--matrix-dir") o.matrix_dir = value();
     else if (arg == "--precision") o.precision = value();
     else if (arg == "--version") o.version = value();
+    else if (arg == "--scheduler") o.schedulers = value();
+    else if (arg == "--partition") o.tasks.partition = parse_partition(value());
+    else if (arg == "--task-nnz") o.tasks.task_nnz = static_cast<int>(number());
+    else if (arg == "--blocks-per-sm") o.tasks.blocks_per_sm = static_cast<unsigned>(number());
     else if (arg == "--omega") o.params.omega = number();
     else if (arg == "--tol") o.params.tol = number();
     else if (arg == "--max-iter") o.params.max_iter = static_cast<int>(number());
@@ -100,7 +128,9 @@ bool parse(int argc, char** argv, Options& o) {
     throw InputError("--precision", "expected fp32, fp64 or both");
   if (o.repeats < 1) throw InputError("--repeats", "must be >= 1");
   validate_params(o.params);
-  if (o.version != "all") parse_version(o.version);
+  parse_versions(o.version);
+  scheduler_list(o.schedulers);
+  if (o.tasks.task_nnz < 1) throw InputError("--task-nnz", "must be >= 1");
   if (o.matrix_dir.empty()) o.matrix_dir = default_matrix_dir();
   return true;
 }
@@ -110,6 +140,81 @@ struct Context {
   double copy_gbps = 0;
   std::string commit;
 };
+
+template <class T>
+int run_version(const Options& o, const Context& ctx, const spmv::MatrixSource& src, const sparse::Csr<T>& a,
+                const std::vector<T>& b, const Result<T>& ref, const Params& check, double cpu_ms, GpuJacobi<T>& solver,
+                GpuJacobi<T>* checker, Version v, Scheduler sched, spmv::JsonLines* json) {
+  const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
+  const Params& p = o.params;
+  const bool task = is_task_version(v);
+  const std::string label = task ? std::string(to_string(v)) + "/" + std::string(to_string(sched)) : to_string(v);
+  int failures = 0;
+  solver.set_scheduler(sched);
+  if (checker) checker->set_scheduler(sched);
+    // Checked run (poisoned iterates first).
+    GpuJacobi<T>& c = checker ? *checker : solver;
+    c.poison();
+    c.run(v);
+    const Result<T> got = c.result();
+    const CheckPolicy policy =
+        check_policy<T>(v, c.group_size(), ref.iterations, !task || c.task_arithmetic_exact());
+    const Comparison cmp = compare_results(got, ref, policy.x_tol, policy.iteration_slack);
+    if (!cmp.ok) {
+      ++failures;
+      std::printf("  FAIL %s %s %s: %s\n", src.name.c_str(), prec, label.c_str(), cmp.message.c_str());
+    }
+    // Timed runs of the full solve.
+    const spmv::Timing t = spmv::time_gpu([&] { solver.run(v); }, o.repeats, o.warmup);
+    const Result<T> r = solver.result();
+    const double host_residual = relative_residual(a, b, r.x);
+    const double ms_per_iter = t.median_ms / (r.iterations + 1.0);  // k updates + the final residual pass
+    const double bytes = static_cast<double>(solver.bytes_per_iteration());
+    const double roofline_ms = bytes / (ctx.copy_gbps * 1e9) * 1e3;
+    std::printf("  %-32s %-18s it %6d  %9.3f ms  %8.4f ms/it  residual %.3e (host %.3e)  err vs CPU %.2e%s  roofline %.1f%%\n",
+                label.c_str(), to_string(r.status), r.iterations, t.median_ms, ms_per_iter, r.residual, host_residual,
+                cmp.rel_error, cmp.ok ? "" : " FAIL", 100.0 * roofline_ms / ms_per_iter);
+    if (diverged(r.status)) {
+      std::printf("    %s\n", divergence_message(src.name, r.status, r.iterations, r.residual, r.min_residual, p).c_str());
+      ++failures;  // a diverged solve makes the exit status non-zero
+    }
+    if (o.require_convergence && r.status != Status::converged) ++failures;
+    if (json) {
+      nlohmann::json rec;
+      rec["app"] = "jacobi";
+      rec["device"] = {{"name", ctx.device.name}, {"sm_count", ctx.device.sm_count}, {"peak_gbps", ctx.device.peak_gbps},
+                       {"copy_gbps", ctx.copy_gbps}};
+      rec["commit"] = ctx.commit;
+      rec["config"] = {{"matrix", src.name}, {"group", src.group}, {"source", src.spec.empty() ? src.file : src.spec},
+                       {"rows", a.rows}, {"nnz", a.nnz()}, {"precision", prec}, {"version", to_string(v)},
+                       {"scheduler", task ? std::string(to_string(sched)) : std::string("none")},
+                       {"omega", p.omega}, {"tol", p.tol}, {"max_iter", p.max_iter}, {"check_every", p.check_every},
+                       {"repeats", o.repeats}, {"threads_per_row", solver.group_size()}, {"blocks", solver.blocks()}};
+      rec["metrics"] = {{"iterations", r.iterations}, {"status", to_string(r.status)}, {"time_ms", t.median_ms},
+                        {"min_ms", t.min_ms}, {"ms_per_iter", ms_per_iter}, {"residual", r.residual},
+                        {"residual_host", host_residual}, {"cpu_iterations", ref.iterations},
+                        {"cpu_status", to_string(ref.status)}, {"checked_max_iter", check.max_iter},
+                        {"error_vs_cpu", cmp.rel_error}, {"check_ok", cmp.ok}, {"cpu_ms", cpu_ms},
+                        {"bytes_per_iter", bytes}, {"roofline_ms_per_iter", roofline_ms},
+                        {"roofline_ratio", roofline_ms / ms_per_iter}};
+      if (task) {
+        const Partition& part = solver.partition();
+        const Report& rep = solver.last_report();
+        rec["config"]["partition"] = to_string(part.kind);
+        rec["config"]["task_nnz"] = part.target_nnz;
+        rec["config"]["tasks"] = part.tasks;
+        rec["metrics"]["partition_ms"] = part.build_ms;
+        rec["metrics"]["split_rows"] = part.split_rows;
+        rec["metrics"]["neighbour_links"] = part.edges;
+        rec["metrics"]["tasks_executed"] = rep.total_executed;
+        rec["metrics"]["runtime_ms"] = rep.wall_ms;
+        rec["metrics"]["rounds"] = rep.rounds;
+        rec["metrics"]["phase_changes"] = rep.phase_changes;
+      }
+      json->write(rec);
+    }
+  return failures;
+}
 
 template <class T>
 int run_matrix(const Options& o, const Context& ctx, const spmv::MatrixSource& src, const sparse::Csr<double>& a64,
@@ -133,58 +238,23 @@ int run_matrix(const Options& o, const Context& ctx, const spmv::MatrixSource& s
   if (diverged(ref.status) && check.max_iter == p.max_iter)
     std::printf("  %s\n", divergence_message(src.name, ref.status, ref.iterations, ref.residual, ref.min_residual, p).c_str());
 
-  std::vector<Version> versions;
-  if (o.version == "all") versions.assign(all_versions.begin(), all_versions.end());
-  else versions.push_back(parse_version(o.version));
-
-  GpuJacobi<T> solver(a, b, p, src.name);
+  GpuJacobi<T> solver(a, b, p, src.name, o.tasks);
   std::unique_ptr<GpuJacobi<T>> checker;
-  if (check.max_iter != p.max_iter) checker = std::make_unique<GpuJacobi<T>>(a, b, check, src.name);
-  for (Version v : versions) {
-    // Checked run (poisoned iterates first).
-    GpuJacobi<T>& c = checker ? *checker : solver;
-    c.poison();
-    c.run(v);
-    const Result<T> got = c.result();
-    const CheckPolicy policy = check_policy<T>(v, c.group_size(), ref.iterations);
-    const Comparison cmp = compare_results(got, ref, policy.x_tol, policy.iteration_slack);
-    if (!cmp.ok) {
-      ++failures;
-      std::printf("  FAIL %s %s %s: %s\n", src.name.c_str(), prec, to_string(v), cmp.message.c_str());
+  if (check.max_iter != p.max_iter) checker = std::make_unique<GpuJacobi<T>>(a, b, check, src.name, o.tasks);
+  bool partition_printed = false;
+  for (Version v : parse_versions(o.version)) {
+    const std::vector<Scheduler> schedulers =
+        is_task_version(v) ? scheduler_list(o.schedulers) : std::vector<Scheduler>{Scheduler::megakernel};
+    if (is_task_version(v) && !partition_printed) {
+      const Partition& part = solver.partition();
+      std::printf("  partition %s: %d tasks of <= ~%d non-zeros (max %d rows), %d split rows, %lld neighbour links "
+                  "(max %d per task), built on the GPU in %.2f ms\n",
+                  to_string(part.kind), part.tasks, part.target_nnz, part.max_rows_per_task, part.split_rows,
+                  part.edges, part.max_neighbors, part.build_ms);
+      partition_printed = true;
     }
-    // Timed runs of the full solve.
-    const spmv::Timing t = spmv::time_gpu([&] { solver.run(v); }, o.repeats, o.warmup);
-    const Result<T> r = solver.result();
-    const double host_residual = relative_residual(a, b, r.x);
-    const double ms_per_iter = t.median_ms / (r.iterations + 1.0);  // k updates + the final residual pass
-    const double bytes = static_cast<double>(solver.bytes_per_iteration());
-    const double roofline_ms = bytes / (ctx.copy_gbps * 1e9) * 1e3;
-    std::printf("  %-9s %-18s it %6d  %9.3f ms  %8.4f ms/it  residual %.3e (host %.3e)  err vs CPU %.2e%s  roofline %.1f%%\n",
-                to_string(v), to_string(r.status), r.iterations, t.median_ms, ms_per_iter, r.residual, host_residual,
-                cmp.rel_error, cmp.ok ? "" : " FAIL", 100.0 * roofline_ms / ms_per_iter);
-    if (diverged(r.status)) {
-      std::printf("    %s\n", divergence_message(src.name, r.status, r.iterations, r.residual, r.min_residual, p).c_str());
-      ++failures;  // a diverged solve makes the exit status non-zero
-    }
-    if (o.require_convergence && r.status != Status::converged) ++failures;
-    if (json) {
-      nlohmann::json rec;
-      rec["app"] = "jacobi";
-      rec["device"] = {{"name", ctx.device.name}, {"sm_count", ctx.device.sm_count}, {"peak_gbps", ctx.device.peak_gbps},
-                       {"copy_gbps", ctx.copy_gbps}};
-      rec["commit"] = ctx.commit;
-      rec["config"] = {{"matrix", src.name}, {"group", src.group}, {"source", src.spec.empty() ? src.file : src.spec},
-                       {"rows", a.rows}, {"nnz", a.nnz()}, {"precision", prec}, {"version", to_string(v)},
-                       {"omega", p.omega}, {"tol", p.tol}, {"max_iter", p.max_iter}, {"check_every", p.check_every},
-                       {"repeats", o.repeats}, {"threads_per_row", solver.group_size()}, {"blocks", solver.blocks()}};
-      rec["metrics"] = {{"iterations", r.iterations}, {"status", to_string(r.status)}, {"time_ms", t.median_ms},
-                        {"min_ms", t.min_ms}, {"ms_per_iter", ms_per_iter}, {"residual", r.residual},
-                        {"residual_host", host_residual}, {"cpu_iterations", ref.iterations},
-                        {"cpu_status", to_string(ref.status)}, {"checked_max_iter", check.max_iter},
-                        {"error_vs_cpu", cmp.rel_error}, {"check_ok", cmp.ok}, {"cpu_ms", cpu_ms},
-                        {"bytes_per_iter", bytes}, {"roofline_ms_per_iter", roofline_ms},
-                        {"roofline_ratio", roofline_ms / ms_per_iter}};
-      json->write(rec);
+    for (Scheduler sched : schedulers) {
+      failures += run_version(o, ctx, src, a, b, ref, check, cpu_ms, solver, checker.get(), v, sched, json);
     }
   }
   return failures;

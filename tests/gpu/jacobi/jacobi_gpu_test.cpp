@@ -1,8 +1,11 @@
-// GPU test of the Jacobi baselines (kbk, graph, cusparse) x fp64/fp32 against the CPU
-// reference of the same precision (poisoned iterates first): the real converging matrices
-// (FACTS iteration counts), generated ones (diagonally dominant random, power-law, grouped
-// rows), check_every > 1, max iterations; and the error cases, which must end with a clear
-// message (zero diagonal, non-square, divergence) and never hang. Skips (77) without a GPU.
+// GPU test of the Jacobi baselines (kbk, graph, cusparse) and the task-graph versions
+// (stages_phases, stages_deps, checkpoints, autonomous, each under every scheduler) x fp64/fp32
+// against the CPU reference of the same precision (poisoned iterates first): the real
+// converging matrices (FACTS iteration counts), generated ones (diagonally dominant random,
+// power-law, grouped rows), both task partitions (whole rows; balanced with split rows),
+// check_every > 1, max iterations; every Jacobi task runs exactly once per iteration; and the
+// error cases, which must end with a clear message (zero diagonal, non-square, divergence) and
+// never hang. Skips (77) without a GPU.
 #include "jacobi.hpp"
 #include "jacobi_gpu.hpp"
 
@@ -42,10 +45,28 @@ std::string matrix_dir() {
 
 sparse::Csr<double> real(const std::string& name) { return sparse::read_csr<double>(matrix_dir() + "/" + name + ".mtx"); }
 
-// Every version against the CPU reference; returns the reference's iteration count.
+std::vector<Scheduler> schedulers_for(Version v) {
+  return is_task_version(v) ? all_schedulers() : std::vector<Scheduler>{Scheduler::megakernel};
+}
+
+// Jacobi tasks a run must execute: T per iteration 0..K; the autonomous version also runs the
+// iterations up to the next check iteration as no-ops after a stop (task_graph.cuh).
+std::uint64_t expected_jacobi_tasks(Version v, int tasks, int k, const Params& p) {
+  int last = k;
+  if (v == Version::autonomous && k < p.max_iter) last = std::min((k / p.check_every + 1) * p.check_every, p.max_iter);
+  return static_cast<std::uint64_t>(tasks) * (last + 1);
+}
+
+struct Only {
+  bool baselines = true;
+  TaskOptions tasks{};
+};
+
+// Every version (under every scheduler) against the CPU reference; returns the reference's
+// iteration count.
 template <class T>
 int check_versions(const std::string& name, const sparse::Csr<double>& a64, const Params& p, int expected_iterations = -1,
-                   Status expected_status = Status::converged) {
+                   Status expected_status = Status::converged, const Only& only = {}) {
   const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
   const sparse::Csr<T> a = sparse::cast_values<T>(a64);
   const std::vector<T> b = ones_rhs(a);
@@ -53,20 +74,34 @@ int check_versions(const std::string& name, const sparse::Csr<double>& a64, cons
   const std::string tag = name + " " + prec;
   if (expected_iterations >= 0) expect(ref.iterations == expected_iterations, tag + ": CPU reference iterations " + std::to_string(ref.iterations) + " != " + std::to_string(expected_iterations));
   expect(ref.status == expected_status, tag + ": CPU reference status " + to_string(ref.status));
-  GpuJacobi<T> solver(a, b, p, name);
+  GpuJacobi<T> solver(a, b, p, name, only.tasks);
   for (Version v : all_versions) {
-    for (int run = 0; run < 2; ++run) {  // twice: a solver (and its graph) is reusable
-      solver.poison();
-      const auto t0 = std::chrono::steady_clock::now();
-      solver.run(v);
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      const Result<T> got = solver.result();
-      const CheckPolicy policy = check_policy<T>(v, solver.group_size(), ref.iterations);
-      const Comparison c = compare_results(got, ref, policy.x_tol, policy.iteration_slack);
-      expect(c.ok, tag + " " + to_string(v) + " run " + std::to_string(run) + ": " + c.message);
-      if (run == 0)
-        std::printf("  %-16s %s %-9s %-18s it %6d (CPU %6d)  err %.2e  %.1f ms\n", name.c_str(), prec, to_string(v),
-                    to_string(got.status), got.iterations, ref.iterations, c.rel_error, ms);
+    if (!only.baselines && !is_task_version(v)) continue;
+    for (Scheduler sched : schedulers_for(v)) {
+      solver.set_scheduler(sched);
+      const std::string label = is_task_version(v) ? std::string(to_string(v)) + "/" + std::string(to_string(sched))
+                                                   : std::string(to_string(v));
+      for (int run = 0; run < 2; ++run) {  // twice: a solver (its graph, its runtimes) is reusable
+        solver.poison();
+        const auto t0 = std::chrono::steady_clock::now();
+        solver.run(v);
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        const Result<T> got = solver.result();
+        const bool exact = !is_task_version(v) || solver.task_arithmetic_exact();
+        const CheckPolicy policy = check_policy<T>(v, solver.group_size(), ref.iterations, exact);
+        const Comparison c = compare_results(got, ref, policy.x_tol, policy.iteration_slack);
+        expect(c.ok, tag + " " + label + " run " + std::to_string(run) + ": " + c.message);
+        if (is_task_version(v)) {
+          const std::uint64_t want = expected_jacobi_tasks(v, solver.partition().tasks, got.iterations, p);
+          const std::uint64_t ran = solver.last_report().executed("Jacobi");
+          expect(ran == want, tag + " " + label + ": " + std::to_string(ran) + " Jacobi tasks ran, expected " +
+                                  std::to_string(want) + " (every task once per iteration)");
+          expect(solver.last_report().parked == 0, tag + " " + label + ": tasks left parked");
+        }
+        if (run == 0)
+          std::printf("  %-16s %s %-36s %-18s it %6d (CPU %6d)  err %.2e  %.1f ms\n", name.c_str(), prec, label.c_str(),
+                      to_string(got.status), got.iterations, ref.iterations, c.rel_error, ms);
+      }
     }
   }
   return ref.iterations;
@@ -93,16 +128,21 @@ void check_divergence(const std::string& name, const sparse::Csr<double>& a64, c
   expect(diverged(ref.status), name + ": CPU reference did not report divergence (" + to_string(ref.status) + ")");
   GpuJacobi<T> solver(a, b, p, name);
   for (Version v : all_versions) {
-    const auto t0 = std::chrono::steady_clock::now();
-    solver.run(v);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const Result<T> got = solver.result();
-    const std::string msg = divergence_message(name, got.status, got.iterations, got.residual, got.min_residual, p);
-    std::printf("  %s %s: %s (%.3f s)\n", to_string(v), sizeof(T) == 4 ? "fp32" : "fp64", msg.c_str(), s);
-    expect(diverged(got.status), name + " " + to_string(v) + ": status " + to_string(got.status));
-    expect(got.iterations < p.max_iter, name + " " + to_string(v) + ": ran to max iterations");
-    expect(msg.find("omega < 2 / lambda_max(D^-1 A)") != std::string::npos, name + ": message lacks the omega hint");
-    expect(s < 30, name + ": took " + std::to_string(s) + " s");
+    for (Scheduler sched : schedulers_for(v)) {
+      solver.set_scheduler(sched);
+      std::string label = to_string(v);
+      if (is_task_version(v)) label.append("/").append(to_string(sched));
+      const auto t0 = std::chrono::steady_clock::now();
+      solver.run(v);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const Result<T> got = solver.result();
+      const std::string msg = divergence_message(name, got.status, got.iterations, got.residual, got.min_residual, p);
+      std::printf("  %s %s: %s (%.3f s)\n", label.c_str(), sizeof(T) == 4 ? "fp32" : "fp64", msg.c_str(), s);
+      expect(diverged(got.status), name + " " + label + ": status " + to_string(got.status));
+      expect(got.iterations < p.max_iter, name + " " + label + ": ran to max iterations");
+      expect(msg.find("omega < 2 / lambda_max(D^-1 A)") != std::string::npos, name + ": message lacks the omega hint");
+      expect(s < 30, name + " " + label + ": took " + std::to_string(s) + " s");
+    }
   }
 }
 
@@ -126,6 +166,17 @@ int main() {
       const auto a = generate(spec);
       check_versions<double>(spec, a, p);
       check_versions<float>(spec, a, p);
+    }
+    std::printf("== task partitions: balanced (split rows), small tasks\n");
+    {
+      Only balanced{false, TaskOptions{PartitionKind::balanced, 512}};
+      const auto pl = generate("dd:powerlaw:n=20000,avg=6,alpha=1.6,max=2000,seed=5");
+      check_versions<double>("powerlaw balanced", pl, p, -1, Status::converged, balanced);
+      check_versions<float>("powerlaw balanced", pl, p, -1, Status::converged, balanced);
+      Only small{false, TaskOptions{PartitionKind::balanced, 48}};
+      check_versions<double>("lap3D balanced 48", real("lap3D_7pt_n20"), p, 1013, Status::converged, small);
+      Only rows{false, TaskOptions{PartitionKind::row_blocks, 100}};
+      check_versions<double>("gr_30_30 rows 100", real("gr_30_30"), p, 1393, Status::converged, rows);
     }
     std::printf("== parameters: check_every = 7, omega = 0.8, max iterations\n");
     {

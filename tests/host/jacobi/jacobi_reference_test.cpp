@@ -2,6 +2,8 @@
 // error cases (zero diagonal, non-square, divergence) and the parameter semantics the GPU
 // versions are checked against.
 #include "jacobi.hpp"
+#include "jacobi_gpu.hpp"
+#include "partition.hpp"
 
 #include <apiary/error.hpp>
 #include <apiary/sparse/generators.hpp>
@@ -203,4 +205,21 @@ TEST_CASE("make_diagonally_dominant: strictly dominant rows, sorted, diagonal pr
     }
     REQUIRE(diag > off);
   }
+}
+
+TEST_CASE("version lists: names, groups and errors", "[jacobi]") {
+  using apiary::jacobi::Version;
+  const auto tasks = apiary::jacobi::parse_versions("tasks");
+  REQUIRE(tasks.size() == 4);
+  for (Version v : tasks) CHECK(apiary::jacobi::is_task_version(v));
+  CHECK(apiary::jacobi::parse_versions("baselines").size() == 3);
+  CHECK(apiary::jacobi::parse_versions("all").size() == apiary::jacobi::all_versions.size());
+  const auto two = apiary::jacobi::parse_versions("graph,autonomous");
+  REQUIRE(two.size() == 2);
+  CHECK(two[0] == Version::graph);
+  CHECK(two[1] == Version::autonomous);
+  for (Version v : apiary::jacobi::all_versions) CHECK(apiary::jacobi::parse_version(apiary::jacobi::to_string(v)) == v);
+  CHECK_THROWS_WITH(apiary::jacobi::parse_versions("graph,fast"), Catch::Contains("unknown version 'fast'"));
+  CHECK_THROWS_WITH(apiary::jacobi::parse_partition("rows"), Catch::Contains("row_blocks, balanced"));
+  CHECK(apiary::jacobi::parse_partition("balanced") == apiary::jacobi::PartitionKind::balanced);
 }

@@ -1,0 +1,359 @@
+// The Jacobi task graphs of thesis 7.4, on the apiary runtime. One task type does the work:
+//
+//   JacobiTask {t, k}   task t of the partition (partition.hpp) at iteration k: for its rows,
+//                       r_k = b - A x_k, x_{k+1} = x_k + omega r_k / d, and its share of ||r_k||^2.
+//   CheckTask {k}       256 threads: ||r_k|| from the tasks' partial sums (fixed order), the
+//                       decision on check iterations, then the next iteration's tasks.
+//                       {k = -1} launches iteration 0 (the seed of every version).
+//   ReleaseTask {t0, k} 256 threads: opens the convergence gate of tasks t0 .. t0 + 255 at k.
+//
+// How the versions order the work:
+//   stages_phases  Jacobi and Check in alternating phases of a cyclic phase queue; task 0 of
+//                  each iteration spawns that iteration's Check into the next phase.
+//   stages_deps    phaseless; Check(k) waits on one dependency that each of the T tasks of
+//                  iteration k resolves; it spawns iteration k + 1 and the next Check.
+//   checkpoints    between check iterations every task waits only for its neighbours N(t) of
+//                  the previous iteration (dependency per task, two per task by iteration
+//                  parity) and spawns itself; on check iterations the tasks resolve a
+//                  Checkpoint (CheckTask) instead, which decides and restarts them.
+//   autonomous     no Check task: on check iterations each task adds its ||r||^2 share to a
+//                  global sum, the last one decides; a task's first iteration after a check
+//                  iteration K' also waits on a gate that the decision of the previous check
+//                  iteration opens (ReleaseTask), so no task runs more than check_every
+//                  iterations ahead of an undecided residual. A stop lets the tasks run on as
+//                  no-ops to the gate, so the run ends with nothing parked.
+//
+// Why two (three) iterate buffers are enough: N is symmetric and every task's successor is
+// spawned after its own writes, so task (t, k + 1), which overwrites x_k's rows of t, runs only
+// after every (u, k) that read them. The autonomous version keeps check_every + 1 buffers so
+// that x_K survives until its residual is decided.
+//
+// Every x_k is the Jacobi iterate itself (not a mix of iterations): all versions stop at the
+// same iteration as the CPU reference with the same check_every.
+#pragma once
+
+#include "jacobi.hpp"
+#include "jacobi_gpu.hpp"
+#include "partition.hpp"
+#include "rounded_ops.cuh"
+
+#include <apiary/apiary.cuh>
+
+#include <cstdint>
+
+namespace apiary::jacobi {
+
+enum class TaskMode : int { stages_phases = 0, stages_deps = 1, checkpoints = 2, autonomous = 3 };
+
+// Everything the tasks read (device memory, through ctx.user_data).
+template <class T>
+struct TaskProblem {
+  sparse::CsrView<T> a;
+  const T* b;
+  const T* d;
+  T* x;  // `ring` iterate buffers of a.rows values; x_k lives in buffer k % ring
+  int ring;
+  T omega;
+  Params p;
+  const TaskRange* ranges;
+  const index_t* neighbor_offsets;
+  const index_t* neighbors;
+  const int* pieces;        // tasks covering each row (split rows: > 1)
+  double* split_sum;        // 2 x rows: the pieces' sums of split rows, by iteration parity
+  int* split_arrivals;      // 2 x rows
+  double* partial;          // tasks: each task's ||r_k||^2 share (Check versions)
+  double* global_sum;       // 2: autonomous ||r||^2 sums, by check-iteration parity
+  unsigned* arrivals;       // 2
+  DeviceState* state;
+  int tasks;
+  int group;                // threads per row inside a task: 1, 4, 8 or 32
+  TaskMode mode;
+};
+
+struct JacobiItem {
+  std::int32_t t;
+  std::int32_t k;
+};
+struct CheckItem {
+  std::int32_t k;
+};
+struct ReleaseItem {
+  std::int32_t first;
+  std::int32_t k;
+};
+
+// Iteration bookkeeping shared by the tasks (check iterations are multiples of check_every and
+// max_iter; their ordinal numbers them without gaps, so its parity alternates).
+__device__ inline int check_ordinal(int k, const Params& p) { return (k + p.check_every - 1) / p.check_every; }
+__device__ inline int next_check(int k, const Params& p) {
+  const int next = (k / p.check_every + 1) * p.check_every;
+  return next < p.max_iter ? next : p.max_iter;
+}
+// Dependencies of the runtime pool: four per task, then two for the Check task.
+__device__ inline std::uint32_t iteration_dependency(int t, int k) { return 4u * t + (k & 1); }
+__device__ inline std::uint32_t gate_dependency(int t, int k, const Params& p) {
+  return 4u * t + 2 + (check_ordinal(k, p) & 1);
+}
+__device__ inline std::uint32_t check_dependency(int tasks, int k, TaskMode mode, const Params& p) {
+  return 4u * tasks + ((mode == TaskMode::stages_deps ? k : check_ordinal(k, p)) & 1);
+}
+inline std::uint32_t dependencies_needed(int tasks) { return 4u * tasks + 2; }
+
+template <class T>
+struct CheckTask;
+template <class T>
+struct ReleaseTask;
+
+template <class T>
+struct JacobiTask {
+  using Item = JacobiItem;
+  static constexpr unsigned threads = 128;
+  static constexpr unsigned shared_bytes = threads / 32 * sizeof(double);
+  static constexpr const char* name = "Jacobi";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const;
+};
+
+template <class T>
+struct CheckTask {
+  using Item = CheckItem;
+  static constexpr unsigned threads = 256;
+  static constexpr unsigned shared_bytes = threads * sizeof(double) + 16;
+  static constexpr const char* name = "Check";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const;
+};
+
+template <class T>
+struct ReleaseTask {
+  using Item = ReleaseItem;
+  static constexpr unsigned threads = 256;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Release";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const {
+    const auto& P = *ctx.template user_data<TaskProblem<T>>();
+    const int t = item.first + static_cast<int>(w.rank());
+    if (t < P.tasks) ctx.resolve(ctx.dependency(gate_dependency(t, item.k, P.p)));
+  }
+};
+
+template <class T>
+using PhaseJacobiGraph = CyclicPhaseQueue<Phase<JacobiTask<T>>, Phase<CheckTask<T>>>;
+template <class T>
+using DependencyJacobiGraph = PhaseQueue<Phaseless<JacobiTask<T>, CheckTask<T>, ReleaseTask<T>>>;
+
+namespace task_detail {
+
+template <class T>
+__device__ inline double finish_row(const TaskProblem<T>& P, index_t row, T sum, const T* xin, T* xout) {
+  const T r = sub_rn(__ldg(&P.b[row]), sum);
+  xout[row] = damped_update(__ldcg(&xin[row]), P.omega, r, __ldg(&P.d[row]));
+  return static_cast<double>(r) * static_cast<double>(r);
+}
+
+// A piece of a split row: add it; the last piece finishes the row (returns its r^2, else 0).
+template <class T>
+__device__ inline double add_piece(const TaskProblem<T>& P, index_t row, int k, T piece, const T* xin, T* xout) {
+  const std::size_t slot = static_cast<std::size_t>(k & 1) * P.a.rows + row;
+  atomicAdd(&P.split_sum[slot], static_cast<double>(piece));
+  __threadfence();
+  if (atomicAdd(&P.split_arrivals[slot], 1) != P.pieces[row] - 1) return 0;
+  __threadfence();
+  // The next use of this slot is iteration k + 2, which the dependencies order after this task.
+  const double total = __longlong_as_double(atomicExch(reinterpret_cast<unsigned long long*>(&P.split_sum[slot]), 0ull));
+  P.split_arrivals[slot] = 0;
+  return finish_row(P, row, static_cast<T>(total), xin, xout);
+}
+
+// The rows of one task, G threads per row; returns this thread's share of ||r_k||^2.
+template <class T, int G>
+__device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k, unsigned rank, unsigned size) {
+  const T* xin = P.x + static_cast<std::size_t>(k % P.ring) * P.a.rows;
+  T* xout = P.x + static_cast<std::size_t>((k + 1) % P.ring) * P.a.rows;
+  const int lane = static_cast<int>(rank) % G;
+  const int groups = static_cast<int>(size) / G;
+  const int group_in_warp = static_cast<int>(rank % 32) / G;
+  double rr = 0;
+  // Warp-uniform loop (the warp's first group decides) so that every lane joins the shuffles.
+  for (index_t row = r.r0 + static_cast<int>(rank) / G; row - group_in_warp < r.r1; row += groups) {
+    const bool active = row < r.r1;
+    T s = 0;
+    bool complete = true;
+    if (active) {
+      const index_t rb = P.a.row_offsets[row], re = P.a.row_offsets[row + 1];
+      const index_t lo = rb > r.e0 ? rb : r.e0, hi = re < r.e1 ? re : r.e1;
+      complete = rb >= r.e0 && re <= r.e1;
+      for (index_t e = lo + lane; e < hi; e += G)
+        s = add_rn(s, mul_rn(__ldg(&P.a.values[e]), __ldcg(&xin[__ldg(&P.a.col_indices[e])])));
+    }
+    if constexpr (G > 1) {
+#pragma unroll
+      for (int off = G / 2; off > 0; off /= 2) s = add_rn(s, __shfl_down_sync(0xffffffffu, s, off, G));
+    }
+    if (active && lane == 0) rr += complete ? finish_row(P, row, s, xin, xout) : add_piece(P, row, k, s, xin, xout);
+  }
+  return rr;
+}
+
+template <class T>
+__device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k, unsigned rank, unsigned size) {
+  switch (P.group) {
+    case 1: return update_rows<T, 1>(P, r, k, rank, size);
+    case 4: return update_rows<T, 4>(P, r, k, rank, size);
+    case 8: return update_rows<T, 8>(P, r, k, rank, size);
+    default: return update_rows<T, 32>(P, r, k, rank, size);
+  }
+}
+
+// Sum over the worker's threads; the total is valid in rank 0.
+__device__ inline double worker_sum(Worker w, double v, double* warp_sums) {
+  for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
+  if (w.rank() % 32 == 0) warp_sums[w.rank() / 32] = v;
+  w.sync();
+  double total = 0;
+  if (w.rank() == 0)
+    for (unsigned i = 0; i < w.size() / 32; ++i) total += warp_sums[i];
+  return total;
+}
+
+__device__ inline int load_status(const DeviceState* s) {
+  return load_relaxed(const_cast<int&>(s->status));
+}
+
+// The decision on ||r_k||^2 (thread 0 of a Check task or of the last autonomous task).
+// Returns the status; while running the state points at x_{k+1}.
+__device__ inline int decide(DeviceState* s, int k, double squares, const Params& p) {
+  // Fields another SM wrote in an earlier decision: read them from L2, not a stale L1 line.
+  const double rel = sqrt(squares) / __ldcg(&s->bnorm);
+  s->rel = rel;
+  int status = 0;
+  if (is_check_iteration(k, p)) {
+    double min_rel = __ldcg(&s->min_rel);
+    status = jacobi_decide(rel, k, p, min_rel);
+    s->min_rel = min_rel;
+  }
+  s->k = status != 0 ? k : k + 1;
+  if (status != 0) store_release(s->status, status);
+  return status;
+}
+
+// Resolves the neighbours' dependencies for iteration k + 1 and spawns (t, k + 1) behind its own.
+template <class T, class Ctx>
+__device__ void continue_with_neighbours(const TaskProblem<T>& P, Worker w, int t, int k, Ctx& ctx) {
+  const int next = k + 1;
+  const bool gated = P.mode == TaskMode::autonomous && is_check_iteration(next, P.p);
+  auto dependency_of = [&](int task) {
+    return gated ? gate_dependency(task, next, P.p) : iteration_dependency(task, next);
+  };
+  const index_t first = P.neighbor_offsets[t], last = P.neighbor_offsets[t + 1];
+  for (index_t i = first + static_cast<index_t>(w.rank()); i < last; i += w.size())
+    ctx.resolve(ctx.dependency(dependency_of(P.neighbors[i])));
+  if (w.rank() == 0) {
+    const std::int32_t waits = static_cast<std::int32_t>(last - first) + (gated ? 1 : 0);
+    ctx.template spawn_when<JacobiTask<T>>(ctx.dependency(dependency_of(t)), JacobiItem{t, next}, waits);
+  }
+}
+
+}  // namespace task_detail
+
+template <class T>
+template <class Ctx>
+__device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) const {
+  using namespace task_detail;
+  const auto& P = *ctx.template user_data<TaskProblem<T>>();
+  const int t = item.t, k = item.k;
+  // Autonomous runs go on as no-ops after a stop, up to the gate (see the header comment).
+  const bool stopped = P.mode == TaskMode::autonomous && load_status(P.state) != 0;
+  double rr = 0;
+  if (!stopped) rr = update_rows(P, P.ranges[t], k, w.rank(), w.size());
+  const double total = worker_sum(w, rr, w.shared<double>());
+  __threadfence();  // this task's x_{k+1} before anything that lets a reader run
+  w.sync();
+  const bool check = is_check_iteration(k, P.p);
+  switch (P.mode) {
+    case TaskMode::stages_phases:
+      if (w.rank() == 0) {
+        P.partial[t] = total;
+        if (t == 0) ctx.template spawn<CheckTask<T>>(CheckItem{k});  // runs in the next phase
+      }
+      return;
+    case TaskMode::stages_deps:
+      if (w.rank() == 0) {
+        P.partial[t] = total;
+        __threadfence();
+        ctx.resolve(ctx.dependency(check_dependency(P.tasks, k, P.mode, P.p)));
+      }
+      return;
+    case TaskMode::checkpoints:
+      if (check) {
+        if (w.rank() == 0) {
+          P.partial[t] = total;
+          __threadfence();
+          ctx.resolve(ctx.dependency(check_dependency(P.tasks, k, P.mode, P.p)));
+        }
+        return;
+      }
+      break;
+    case TaskMode::autonomous:
+      if constexpr (Ctx::Traits::template queue_of<ReleaseTask<T>> != ~0u) {
+        if (check && stopped) return;  // the gated iteration after a stop: the run ends here
+        if (check && w.rank() == 0) {
+          const int s = check_ordinal(k, P.p) & 1;
+          atomicAdd(&P.global_sum[s], total);
+          __threadfence();
+          if (atomicAdd(&P.arrivals[s], 1u) == static_cast<unsigned>(P.tasks) - 1) {
+            __threadfence();
+            const double squares =
+                __longlong_as_double(atomicExch(reinterpret_cast<unsigned long long*>(&P.global_sum[s]), 0ull));
+            P.arrivals[s] = 0;
+            decide(P.state, k, squares, P.p);
+            __threadfence();
+            // Open the gate of the next check iteration, also after a stop (the tasks end there).
+            if (k < P.p.max_iter)
+              for (int first = 0; first < P.tasks; first += ReleaseTask<T>::threads)
+                ctx.template spawn<ReleaseTask<T>>(ReleaseItem{first, next_check(k, P.p)});
+          }
+        }
+      }
+      break;
+  }
+  if (k >= P.p.max_iter) return;
+  continue_with_neighbours(P, w, t, k, ctx);
+}
+
+template <class T>
+template <class Ctx>
+__device__ void CheckTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) const {
+  using namespace task_detail;
+  const auto& P = *ctx.template user_data<TaskProblem<T>>();
+  double* sums = w.shared<double>();
+  int* verdict = reinterpret_cast<int*>(sums + threads);
+  const int k = item.k;
+  if (k >= 0) {
+    double s = 0;
+    for (int i = static_cast<int>(w.rank()); i < P.tasks; i += threads) s += __ldcg(&P.partial[i]);
+    sums[w.rank()] = s;
+    w.sync();
+    for (unsigned half = threads / 2; half > 0; half /= 2) {
+      if (w.rank() < half) sums[w.rank()] += sums[w.rank() + half];
+      w.sync();
+    }
+    if (w.rank() == 0) *verdict = decide(P.state, k, sums[0], P.p);
+    w.sync();
+    if (*verdict != 0) return;
+  }
+  // Iteration k + 1: every task, then (dependency versions) the Check that waits for them.
+  const int next = k + 1;
+  for (int t = static_cast<int>(w.rank()); t < P.tasks; t += threads)
+    ctx.template spawn<JacobiTask<T>>(JacobiItem{t, next});
+  if (w.rank() != 0) return;
+  int barrier = -1;
+  if (P.mode == TaskMode::stages_deps) barrier = next;
+  if (P.mode == TaskMode::checkpoints) barrier = is_check_iteration(next, P.p) ? next : next_check(next, P.p);
+  if (barrier >= 0)
+    ctx.template spawn_when<CheckTask<T>>(ctx.dependency(check_dependency(P.tasks, barrier, P.mode, P.p)),
+                                          CheckItem{barrier}, P.tasks);
+}
+
+}  // namespace apiary::jacobi

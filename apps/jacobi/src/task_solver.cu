@@ -1,0 +1,158 @@
+#include "task_solver.hpp"
+
+#include "jacobi_gpu.hpp"
+#include "task_graph.cuh"
+
+#include <apiary/cuda_check.hpp>
+#include <apiary/error.hpp>
+
+#include <cmath>
+#include <string>
+
+namespace apiary::jacobi {
+
+namespace {
+
+TaskMode mode_of(TaskVersion v) {
+  switch (v) {
+    case TaskVersion::stages_phases: return TaskMode::stages_phases;
+    case TaskVersion::stages_deps: return TaskMode::stages_deps;
+    case TaskVersion::checkpoints: return TaskMode::checkpoints;
+    case TaskVersion::autonomous: return TaskMode::autonomous;
+  }
+  return TaskMode::stages_deps;
+}
+
+// Capacities from the partition: every task has at most one live successor (queued or parked),
+// the waiting storage stays at most a quarter full (parking probes linearly).
+Config task_config(int tasks, const TaskOptions& o) {
+  Config c;
+  c.megakernel.blocks_per_sm = o.blocks_per_sm;
+  const std::uint64_t t = static_cast<std::uint64_t>(tasks);
+  c.queue_capacities = {{"Jacobi", 2 * t + 1024}, {"Check", 64}, {"Release", 2 * (t / 256 + 1) + 64}};
+  c.waiting_storage_capacity = static_cast<std::uint32_t>(4 * t + 1024);
+  c.dependency_capacity = dependencies_needed(tasks);
+  return c;
+}
+
+}  // namespace
+
+template <class T>
+struct TaskJacobi<T>::Impl {
+  TaskInputs<T> in;
+  Params p;
+  TaskOptions options;
+  Partition part;
+  int ring = 0;
+  sparse::DeviceBuffer<T> x;
+  sparse::DeviceBuffer<double> split_sum, partial, global_sum;
+  sparse::DeviceBuffer<int> split_arrivals;
+  sparse::DeviceBuffer<unsigned> arrivals;
+  sparse::DeviceBuffer<TaskProblem<T>> problem;
+  std::unique_ptr<Runtime<PhaseJacobiGraph<T>>> phases;
+  std::unique_ptr<Runtime<DependencyJacobiGraph<T>>> dependencies;
+
+  Impl(const TaskInputs<T>& inputs, const Params& params, const TaskOptions& o)
+      : in(inputs), p(params), options(o), part(build_partition(inputs.a, o.partition, o.task_nnz)),
+        split_sum(part.split_rows ? 2 * static_cast<std::size_t>(in.a.rows) : 1),
+        partial(static_cast<std::size_t>(part.tasks)), global_sum(2),
+        split_arrivals(part.split_rows ? 2 * static_cast<std::size_t>(in.a.rows) : 1), arrivals(2), problem(1) {}
+
+  // The autonomous version keeps check_every + 1 iterates, the others two.
+  void ensure_ring(TaskVersion v) {
+    const int needed = v == TaskVersion::autonomous ? std::max(2, p.check_every + 1) : 2;
+    if (needed <= ring) return;
+    const double bytes = static_cast<double>(needed) * in.a.rows * sizeof(T);
+    if (bytes > 8e9)
+      throw InputError("--check-every", "the autonomous version keeps check_every + 1 = " + std::to_string(needed) +
+                                            " iterates (" + std::to_string(bytes / 1e9) +
+                                            " GB); lower check_every");
+    x = sparse::DeviceBuffer<T>(static_cast<std::size_t>(needed) * in.a.rows);
+    ring = needed;
+  }
+
+  void reset(TaskVersion v) {
+    ensure_ring(v);
+    DeviceState s;
+    s.min_rel = INFINITY;
+    s.bnorm = in.bnorm;
+    APIARY_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, static_cast<std::size_t>(in.a.rows) * sizeof(T), nullptr));
+    APIARY_CUDA_CHECK(cudaMemcpyAsync(in.state, &s, sizeof s, cudaMemcpyHostToDevice, nullptr));
+    split_sum.fill_bytes(0);
+    split_arrivals.fill_bytes(0);
+    global_sum.fill_bytes(0);
+    arrivals.fill_bytes(0);
+    TaskProblem<T> pr{};
+    pr.a = in.a;
+    pr.b = in.b;
+    pr.d = in.d;
+    pr.x = x.data();
+    pr.ring = ring;
+    pr.omega = static_cast<T>(p.omega);
+    pr.p = p;
+    pr.ranges = part.ranges.data();
+    pr.neighbor_offsets = part.neighbor_offsets.data();
+    pr.neighbors = part.neighbors.data();
+    pr.pieces = part.row_pieces.data();
+    pr.split_sum = split_sum.data();
+    pr.split_arrivals = split_arrivals.data();
+    pr.partial = partial.data();
+    pr.global_sum = global_sum.data();
+    pr.arrivals = arrivals.data();
+    pr.state = in.state;
+    pr.tasks = part.tasks;
+    pr.group = in.group;
+    pr.mode = mode_of(v);
+    APIARY_CUDA_CHECK(cudaMemcpyAsync(problem.data(), &pr, sizeof pr, cudaMemcpyHostToDevice, nullptr));
+    // The runtime works on its own non-blocking stream: finish these first.
+    APIARY_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  }
+
+  template <class Graph>
+  Report run_on(std::unique_ptr<Runtime<Graph>>& rt, Scheduler s) {
+    if (!rt) rt = std::make_unique<Runtime<Graph>>(task_config(part.tasks, options));
+    rt->set_user_data(problem.data());
+    rt->template seed<CheckTask<T>>(std::vector<CheckItem>{CheckItem{-1}});
+    return rt->run(s);
+  }
+};
+
+template <class T>
+TaskJacobi<T>::TaskJacobi(const TaskInputs<T>& in, const Params& p, const TaskOptions& options)
+    : impl_(std::make_unique<Impl>(in, p, options)) {}
+
+template <class T>
+TaskJacobi<T>::~TaskJacobi() = default;
+
+template <class T>
+Report TaskJacobi<T>::run(TaskVersion v, Scheduler s) {
+  impl_->reset(v);
+  Report report = v == TaskVersion::stages_phases ? impl_->run_on(impl_->phases, s) : impl_->run_on(impl_->dependencies, s);
+  DeviceState state;
+  APIARY_CUDA_CHECK(cudaMemcpy(&state, impl_->in.state, sizeof state, cudaMemcpyDeviceToHost));
+  if (state.status == 0)
+    throw Error("Jacobi task graph ended without a decision (internal error)\n" + report.format());
+  return report;
+}
+
+template <class T>
+const T* TaskJacobi<T>::iterate(int k) const {
+  return impl_->x.data() + static_cast<std::size_t>(k % impl_->ring) * impl_->in.a.rows;
+}
+
+template <class T>
+void TaskJacobi<T>::poison() {
+  if (impl_->ring) impl_->x.fill_bytes(0xff);
+  impl_->partial.fill_bytes(0xff);
+  APIARY_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+template <class T>
+const Partition& TaskJacobi<T>::partition() const {
+  return impl_->part;
+}
+
+template class TaskJacobi<float>;
+template class TaskJacobi<double>;
+
+}  // namespace apiary::jacobi

@@ -1,0 +1,62 @@
+// The Jacobi task-graph versions (thesis 7.4, task_graph.cuh) behind a small host interface:
+// build the partition once, then solve from x_0 = 0 with any version under any scheduler.
+// The device state and the decision rule are the baselines' (jacobi_gpu.hpp), so results and
+// checks line up.
+#pragma once
+
+#include "jacobi.hpp"
+#include "partition.hpp"
+
+#include <apiary/report.hpp>
+#include <apiary/scheduler.hpp>
+#include <apiary/sparse/views.hpp>
+
+#include <memory>
+
+namespace apiary::jacobi {
+
+struct DeviceState;
+
+enum class TaskVersion { stages_phases, stages_deps, checkpoints, autonomous };
+
+struct TaskOptions {
+  PartitionKind partition = PartitionKind::row_blocks;
+  int task_nnz = 512;  // non-zeros per Jacobi task (the thesis's 64 x 8)
+  // Megakernel blocks per SM (0: as many as fit). Fewer persistent blocks poll the queues
+  // less, which shortens the hand-over from one task to the next.
+  unsigned blocks_per_sm = 0;
+};
+
+// Device inputs owned by the caller (GpuJacobi); they must outlive the solver.
+template <class T>
+struct TaskInputs {
+  sparse::CsrView<T> a;
+  const T* b;
+  const T* d;
+  DeviceState* state;
+  double bnorm;
+  int group;  // threads per row
+};
+
+template <class T>
+class TaskJacobi {
+ public:
+  TaskJacobi(const TaskInputs<T>& in, const Params& p, const TaskOptions& options);
+  ~TaskJacobi();
+  TaskJacobi(const TaskJacobi&) = delete;
+  TaskJacobi& operator=(const TaskJacobi&) = delete;
+
+  // One solve from x_0 = 0; returns when the run ended (throws apiary errors on failure).
+  Report run(TaskVersion v, Scheduler s);
+  // Device pointer to x_k (valid after a run; k from the device state).
+  const T* iterate(int k) const;
+  // Fills the iterate buffers with 0xff (before a checked run).
+  void poison();
+  const Partition& partition() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace apiary::jacobi
