@@ -5,6 +5,11 @@
 // controller as the megakernel) and writes a snapshot of fill levels into mapped host
 // memory, which the host reads to plan the next round — one wait per round, no full-device
 // synchronisation.
+//
+// The pieces both timesliced variants share live here too: the launch plan (and the checks
+// that refuse a graph before the run), the worker kernel `timesliced_entry`, the control step
+// between two rounds and the rule which queues a round launches. The variant whose rounds run
+// on the device, as one CUDA graph, is in timesliced_graph.cuh.
 #pragma once
 
 #include <apiary/cuda_check.hpp>
@@ -35,6 +40,20 @@ struct TimeslicedParams {
   BlockLayout layout;
   std::uint32_t queue;
 };
+
+// How the worker kernels of a timesliced run are launched.
+struct TimeslicedLaunch {
+  BlockLayout layout;
+  std::uint32_t shared = 0;      // dynamic shared memory per block
+  std::uint32_t max_blocks = 0;  // blocks resident at once: occupancy x SMs
+};
+
+// A round launches queue q's kernel when its task type may run in `phase` and it holds tasks.
+APIARY_HD inline bool round_launches(const PhaseTableView& table, std::uint32_t q, PhaseWord phase,
+                                     std::int64_t available) {
+  const bool eligible = table.queue_phase[q] == no_phase || table.queue_phase[q] == phase.phase;
+  return eligible && available > 0;
+}
 
 namespace detail {
 
@@ -73,13 +92,20 @@ __global__ void timesliced_entry(const __grid_constant__ TimeslicedParams params
   }
 }
 
-// One thread, between rounds (no worker runs): advance the phase or end the run, then
-// publish the fill levels. (A template only so that every translation unit may instantiate it.)
-template <class Graph>
-__global__ void timesliced_control(const __grid_constant__ DeviceGraph g, RoundSnapshot* snapshot) {
+// One thread, between two rounds (no worker runs): move host-submitted tasks into their
+// queues, then advance the phase or end the run. True while the run goes on.
+__device__ inline bool between_rounds(const DeviceGraph& g) {
   const PhaseController pc = g.controller();
   g.drain_host_input();
   pc.on_idle([&] { return g.waiting.parked_hint(); });
+  return pc.running();
+}
+
+// One thread, between rounds: the control step, then publish the fill levels for the host.
+// (A template only so that every translation unit may instantiate it.)
+template <class Graph>
+__global__ void timesliced_control(const __grid_constant__ DeviceGraph g, RoundSnapshot* snapshot) {
+  between_rounds(g);
   for (std::uint32_t q = 0; q < g.table.num_queues; ++q) snapshot->available[q] = g.queues[q].available_hint();
   snapshot->phase_word = load_acquire(g.state->phase_word);
   snapshot->pending_total = load_acquire(g.state->pending_total.value);
@@ -134,25 +160,39 @@ class RoundStreams {
 
 }  // namespace detail
 
+// The launch plan of a timesliced run: block layout, shared memory and the largest grid.
+// Refuses, before the run, a graph whose blocks cannot run on this device; `scheduler` names
+// the variant in the error.
+template <class Graph>
+TimeslicedLaunch plan_timesliced(const DeviceRuntime& runtime, const char* scheduler) {
+  const Config& config = runtime.config();
+  TimeslicedLaunch launch;
+  launch.layout = plan_blocks(runtime.table(), config, config.trace, launch.shared);
+  const auto kernel = detail::timesliced_entry<Graph>;
+  const DeviceInfo& device = runtime.device();
+  if (launch.shared > device.max_shared_per_block)
+    throw InputError(scheduler, "a block needs " + std::to_string(launch.shared) +
+                                    " bytes of shared memory, more than the device's " +
+                                    std::to_string(device.max_shared_per_block) + "; lower shared_bytes");
+  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(launch.shared)));
+  int per_sm = 0;
+  APIARY_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(launch.layout.block_threads), launch.shared));
+  if (per_sm == 0)
+    throw InputError(scheduler,
+                     "no block of " + std::to_string(launch.layout.block_threads) + " threads fits on an SM");
+  launch.max_blocks = std::uint32_t(per_sm) * device.sm_count;
+  return launch;
+}
+
 // Runs the seeded graph in timesliced rounds until it finishes, stops or fails.
 template <class Graph>
 void run_timesliced(DeviceRuntime& runtime) {
-  const Config& config = runtime.config();
   const PhaseTable& table = runtime.table();
-  std::uint32_t shared = 0;
-  TimeslicedParams params{};
-  params.layout = plan_blocks(table, config, config.trace, shared);
+  const TimeslicedLaunch launch = plan_timesliced<Graph>(runtime, "timesliced");
   const auto kernel = detail::timesliced_entry<Graph>;
-  const DeviceInfo& device = runtime.device();
-  if (shared > device.max_shared_per_block)
-    throw InputError("timesliced", "a block needs " + std::to_string(shared) +
-                                       " bytes of shared memory, more than the device's " +
-                                       std::to_string(device.max_shared_per_block) + "; lower shared_bytes");
-  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-  int per_sm = 0;
-  APIARY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(params.layout.block_threads), shared));
-  if (per_sm == 0) throw InputError("timesliced", "no block of " + std::to_string(params.layout.block_threads) + " threads fits on an SM");
-  const std::uint64_t max_blocks = std::uint64_t(per_sm) * device.sm_count;
+  TimeslicedParams params{};
+  params.layout = launch.layout;
 
   detail::MappedSnapshot snapshot;
   detail::RoundStreams streams(table.num_queues());
@@ -170,20 +210,19 @@ void run_timesliced(DeviceRuntime& runtime) {
     const PhaseWord phase = PhaseWord::unpack(snapshot.host().phase_word);
     ++rounds;
     for (std::uint32_t q = 0; q < table.num_queues(); ++q) {
-      const bool eligible = view.queue_phase[q] == no_phase || view.queue_phase[q] == phase.phase;
       const std::int64_t available = snapshot.host().available[q];
-      if (!eligible || available <= 0) continue;
-      const std::uint64_t wanted = (std::uint64_t(available) + params.layout.slots[q] - 1) / params.layout.slots[q];
-      const auto blocks = static_cast<unsigned>(std::min(wanted, max_blocks));
+      if (!round_launches(view, q, phase, available)) continue;
+      const std::uint64_t wanted = (std::uint64_t(available) + launch.layout.slots[q] - 1) / launch.layout.slots[q];
+      const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(wanted, launch.max_blocks));
       params.queue = q;
-      kernel<<<blocks, params.layout.block_threads, shared, streams.stream(q)>>>(params);
+      kernel<<<blocks, launch.layout.block_threads, launch.shared, streams.stream(q)>>>(params);
       APIARY_CUDA_CHECK(cudaGetLastError());
       APIARY_CUDA_CHECK(cudaEventRecord(streams.done(q), streams.stream(q)));
       APIARY_CUDA_CHECK(cudaStreamWaitEvent(control, streams.done(q), 0));
       ++launches;
     }
   }
-  runtime.note_launch("timesliced", unsigned(max_blocks), params.layout.block_threads, shared);
+  runtime.note_launch("timesliced", launch.max_blocks, launch.layout.block_threads, launch.shared);
   runtime.note_rounds(rounds, launches);
   runtime.mark_end();
 }
