@@ -11,8 +11,7 @@
 // CUDA graph WHILE loop, plain kernel) run once, first, whenever any group runs (the ratios
 // need them) unless --no-baselines; every other group runs once per --scheduler (default
 // megakernel; names as apiary::parse_scheduler takes them: megakernel/mk, timesliced/tsk,
-// timesliced_graph/tsk_graph, device_controller/pdc, device_controller_wave/pdc_wave) and its
-// records carry "scheduler".
+// device_controller/pdc, device_controller_wave/pdc_wave) and its records carry "scheduler".
 // A group that fails under one scheduler (wrong counts, a run that throws, a scheduler this
 // build lacks) leaves an error record naming both and the others still run.
 // Every measurement is one JSON object on one line of stdout (and appended to --json FILE);
@@ -200,7 +199,7 @@ nlohmann::json to_json(const Output& out, const Measurement& m, const Baselines&
   if (!m.seed_ms.empty()) j["seed_ms_median"] = median(m.seed_ms);
   if (!m.launch.empty()) j["launch"] = m.launch;
   if (m.rounds > 0) {
-    // Host (timesliced) or device (timesliced_graph, controller) rounds of the last timed run;
+    // Host (timesliced) or device (controller) rounds of the last timed run;
     // time per round from the median time, which assumes the round count does not change
     // between repeats.
     j["rounds"] = m.rounds;
@@ -262,7 +261,7 @@ Baselines run_baselines(const Options& o, Output& out, bool& failed) {
 
 constexpr double goal_tasks_per_second = 1e9;
 constexpr double goal_chain_ns_per_link = 1000;   // megakernel, dependency chain (dependency mode)
-constexpr double goal_us_per_round = 10;          // timesliced (both variants) and device controller rounds
+constexpr double goal_us_per_round = 10;          // timesliced and device controller rounds
 constexpr double goal_span_over_bound = 1.1;      // the best scheduler on the 11-type tree
 
 nlohmann::json summary(const Output& out) {

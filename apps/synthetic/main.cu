@@ -34,10 +34,9 @@ struct Options {
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "error: " << problem << "\n"
-            << "usage: apiary-synth CONFIG [--plan] [--scheduler NAME] [--trace FILE.json] [--plot FILE.png|FILE.svg]\n"
-               "                    [--check] [--runtime-config FILE] [--repeats N]\n"
-               "  NAME: megakernel (mk), timesliced (tsk), timesliced_graph (tsk_graph), device_controller (pdc),\n"
-               "        device_controller_wave (pdc_wave)\n";
+            << "usage: apiary-synth CONFIG [--plan] [--scheduler megakernel|timesliced|device_controller]\n"
+               "                    [--trace FILE.json] [--plot FILE.png|FILE.svg] [--check] [--runtime-config FILE]\n"
+               "                    [--repeats N]\n";
   std::exit(2);
 }
 

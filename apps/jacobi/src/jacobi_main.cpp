@@ -37,6 +37,7 @@ struct Options {
   bool require_convergence = false;
   double check_budget = 1e9;  // nnz * iterations of the CPU reference before it is shortened
   long long max_nnz = -1;
+  long long min_nnz = -1;
 };
 
 void usage(const char* program) {
@@ -52,13 +53,13 @@ void usage(const char* program) {
       "                           (default megakernel)\n"
       "  --partition row_blocks|balanced   task partition (default row_blocks: whole rows; balanced\n"
       "                           splits long rows across tasks)\n"
-      "  --task-nnz N             non-zeros per Jacobi task (512)\n"
+      "  --task-nnz N             non-zeros per Jacobi task (default: max(512, nnz / worker slots))\n"
       "  --blocks-per-sm N        megakernel blocks per SM for the task versions (0: as many as fit)\n"
       "  --omega W (1)  --tol T (1e-6, relative residual)  --max-iter N (20000)  --check-every C (1)\n"
       "  --repeats R (5)  --json FILE (JSON lines, appended)  --require-convergence\n"
       "  --check-budget W         CPU reference work limit in nnz*iterations (1e9); above it the check\n"
       "                           compares a shortened solve (same parameters, fewer iterations)\n"
-      "  --max-nnz N              skip suite matrices with more non-zeros\n"
+      "  --max-nnz N / --min-nnz N   skip suite matrices with more / fewer non-zeros\n"
       "SPEC: apiary::sparse generator specs (lap2d:n=1000, lap3d:nx=..., A3..A6, diagdom:n=..,avg=..,\n"
       "      powerlaw:...), and dd:SPEC = SPEC made strictly diagonally dominant.\n",
       program);
@@ -119,6 +120,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--require-convergence") o.require_convergence = true;
     else if (arg == "--check-budget") o.check_budget = number();
     else if (arg == "--max-nnz") o.max_nnz = static_cast<long long>(number());
+    else if (arg == "--min-nnz") o.min_nnz = static_cast<long long>(number());
     else if (arg == "-h" || arg == "--help") { usage(argv[0]); return false; }
     else throw InputError(arg, "unknown option (see --help)");
   }
@@ -130,7 +132,7 @@ bool parse(int argc, char** argv, Options& o) {
   validate_params(o.params);
   parse_versions(o.version);
   scheduler_list(o.schedulers);
-  if (o.tasks.task_nnz < 1) throw InputError("--task-nnz", "must be >= 1");
+  if (o.tasks.task_nnz < 0) throw InputError("--task-nnz", "must be >= 1 (or 0: automatic)");
   if (o.matrix_dir.empty()) o.matrix_dir = default_matrix_dir();
   return true;
 }
@@ -286,6 +288,10 @@ int main(int argc, char** argv) {
         const sparse::Csr<double> a = src.spec.empty() ? sparse::read_csr<double>(src.file) : jacobi::generate(src.spec);
         if (o.max_nnz >= 0 && static_cast<long long>(a.nnz()) > o.max_nnz) {
           std::printf("%s: skipped (%zu non-zeros > --max-nnz)\n", src.name.c_str(), a.nnz());
+          continue;
+        }
+        if (o.min_nnz >= 0 && static_cast<long long>(a.nnz()) < o.min_nnz) {
+          std::printf("%s: skipped (%zu non-zeros < --min-nnz)\n", src.name.c_str(), a.nnz());
           continue;
         }
         if (o.precision != "fp32") failures += run_matrix<double>(o, ctx, src, a, json.get());

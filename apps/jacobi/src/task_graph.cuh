@@ -108,7 +108,7 @@ template <class T>
 struct JacobiTask {
   using Item = JacobiItem;
   static constexpr unsigned threads = 128;
-  static constexpr unsigned shared_bytes = threads / 32 * sizeof(double);
+  static constexpr unsigned shared_bytes = threads / 32 * sizeof(double) + 16;
   static constexpr const char* name = "Jacobi";
   template <class Ctx>
   __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const;
@@ -264,7 +264,13 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
   const auto& P = *ctx.template user_data<TaskProblem<T>>();
   const int t = item.t, k = item.k;
   // Autonomous runs go on as no-ops after a stop, up to the gate (see the header comment).
-  const bool stopped = P.mode == TaskMode::autonomous && load_status(P.state) != 0;
+  // One read for the whole worker, so that its threads take the same branches.
+  int* flags = reinterpret_cast<int*>(w.shared<double>() + threads / 32);  // [0] decided, [1] stopped
+  if (P.mode == TaskMode::autonomous) {
+    if (w.rank() == 0) flags[1] = load_status(P.state);
+    w.sync();
+  }
+  const bool stopped = P.mode == TaskMode::autonomous && flags[1] != 0;
   double rr = 0;
   if (!stopped) rr = update_rows(P, P.ranges[t], k, w.rank(), w.size());
   const double total = worker_sum(w, rr, w.shared<double>());
@@ -298,10 +304,13 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
     case TaskMode::autonomous:
       if constexpr (Ctx::Traits::template queue_of<ReleaseTask<T>> != ~0u) {
         if (check && stopped) return;  // the gated iteration after a stop: the run ends here
+        // Thread 0 adds this task's share; the last task of the iteration decides.
+        int* decided = flags;
         if (check && w.rank() == 0) {
           const int s = check_ordinal(k, P.p) & 1;
           atomicAdd(&P.global_sum[s], total);
           __threadfence();
+          *decided = 0;
           if (atomicAdd(&P.arrivals[s], 1u) == static_cast<unsigned>(P.tasks) - 1) {
             __threadfence();
             const double squares =
@@ -309,11 +318,17 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
             P.arrivals[s] = 0;
             decide(P.state, k, squares, P.p);
             __threadfence();
-            // Open the gate of the next check iteration, also after a stop (the tasks end there).
-            if (k < P.p.max_iter)
-              for (int first = 0; first < P.tasks; first += ReleaseTask<T>::threads)
-                ctx.template spawn<ReleaseTask<T>>(ReleaseItem{first, next_check(k, P.p)});
+            *decided = 1;
           }
+        }
+        if (check) w.sync();
+        // Open the gate of the next check iteration, also after a stop (the tasks end there).
+        // (Resolving the gates from this task directly instead measured no faster under the
+        // megakernel and ~10x slower under TSK and PDC-wave on an H200, so Release tasks do it.)
+        if (check && *decided && k < P.p.max_iter && w.rank() == 0) {
+          const int gated = next_check(k, P.p);
+          for (int first = 0; first < P.tasks; first += ReleaseTask<T>::threads)
+            ctx.template spawn<ReleaseTask<T>>(ReleaseItem{first, gated});
         }
       }
       break;

@@ -35,6 +35,22 @@ Config task_config(int tasks, const TaskOptions& o) {
   return c;
 }
 
+// Worker slots of the whole GPU for Jacobi tasks (resident threads / worker size).
+long long worker_slots() {
+  int device = 0, sms = 0, threads = 0;
+  APIARY_CUDA_CHECK(cudaGetDevice(&device));
+  APIARY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  APIARY_CUDA_CHECK(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  return static_cast<long long>(sms) * (threads / JacobiTask<double>::threads);
+}
+
+template <class V>
+int auto_task_nnz(const V& a, int requested) {
+  if (requested > 0) return requested;
+  const long long slots = worker_slots();
+  return static_cast<int>(std::max<long long>(512, (static_cast<long long>(a.nnz) + slots - 1) / slots));
+}
+
 }  // namespace
 
 template <class T>
@@ -53,7 +69,7 @@ struct TaskJacobi<T>::Impl {
   std::unique_ptr<Runtime<DependencyJacobiGraph<T>>> dependencies;
 
   Impl(const TaskInputs<T>& inputs, const Params& params, const TaskOptions& o)
-      : in(inputs), p(params), options(o), part(build_partition(inputs.a, o.partition, o.task_nnz)),
+      : in(inputs), p(params), options(o), part(build_partition(inputs.a, o.partition, auto_task_nnz(inputs.a, o.task_nnz))),
         split_sum(part.split_rows ? 2 * static_cast<std::size_t>(in.a.rows) : 1),
         partial(static_cast<std::size_t>(part.tasks)), global_sum(2),
         split_arrivals(part.split_rows ? 2 * static_cast<std::size_t>(in.a.rows) : 1), arrivals(2), problem(1) {}

@@ -21,7 +21,10 @@ enum class TaskVersion { stages_phases, stages_deps, checkpoints, autonomous };
 
 struct TaskOptions {
   PartitionKind partition = PartitionKind::row_blocks;
-  int task_nnz = 512;  // non-zeros per Jacobi task (the thesis's 64 x 8)
+  // Non-zeros per Jacobi task; 0: automatic = max(512 (the thesis's 64 x 8), nnz / worker
+  // slots of the GPU), so that a large matrix is one even wave of tasks (more tasks than
+  // slots leave a half-empty last wave; each task also costs a queue claim).
+  int task_nnz = 0;
   // Megakernel blocks per SM (0: as many as fit). Fewer persistent blocks poll the queues
   // less, which shortens the hand-over from one task to the next.
   unsigned blocks_per_sm = 0;

@@ -17,7 +17,6 @@
 #include <apiary/schedulers/device_controller.cuh>
 #include <apiary/schedulers/megakernel.cuh>
 #include <apiary/schedulers/timesliced.cuh>
-#include <apiary/schedulers/timesliced_graph.cuh>
 #include <apiary/trace.hpp>
 
 #include <span>
@@ -93,7 +92,6 @@ class Runtime {
     switch (scheduler) {
       case Scheduler::megakernel: run_megakernel<Graph>(impl_); break;
       case Scheduler::timesliced: run_timesliced<Graph>(impl_); break;
-      case Scheduler::timesliced_graph: run_timesliced_graph<Graph>(impl_, timesliced_graph_); break;
       case Scheduler::device_controller: run_device_controller<Graph>(impl_, PdcMode::spin); break;
       case Scheduler::device_controller_wave: run_device_controller<Graph>(impl_, PdcMode::wave); break;
       default:
@@ -118,7 +116,6 @@ class Runtime {
   }
 
   DeviceRuntime impl_;
-  TimeslicedGraph timesliced_graph_;  // the timesliced_graph scheduler's CUDA graph, reused across runs
 };
 
 }  // namespace apiary

@@ -3,9 +3,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <vector>
-
 using namespace apiary;
 
 TEST_CASE("config: every key is read", "[config]") {
@@ -43,24 +40,12 @@ TEST_CASE("config: device controller keys and scheduler names", "[config]") {
   REQUIRE(parse_scheduler("device_controller") == Scheduler::device_controller);
   REQUIRE(parse_scheduler("device_controller_wave") == Scheduler::device_controller_wave);
   REQUIRE(to_string(Scheduler::device_controller_wave) == "device_controller_wave");
-  REQUIRE(all_schedulers().size() == 5);
+  REQUIRE(all_schedulers().size() == 4);
   REQUIRE_THROWS_WITH(Config::parse(R"({"device_controller": {"pending_launches": 0}})"),
                       Catch::Contains("pending_launches"));
   REQUIRE_THROWS_WITH(Config::parse(R"({"device_controller": {"pending": 1}})"),
                       Catch::Contains("unknown key 'pending'"));
   REQUIRE_THROWS_WITH(parse_scheduler("fastest"), Catch::Contains("pdc_wave"));
-}
-
-TEST_CASE("config: timesliced_graph scheduler names", "[config]") {
-  REQUIRE(parse_scheduler("timesliced_graph") == Scheduler::timesliced_graph);
-  REQUIRE(parse_scheduler("tsk_graph") == Scheduler::timesliced_graph);
-  REQUIRE(to_string(Scheduler::timesliced_graph) == "timesliced_graph");
-  REQUIRE(Config::parse(R"({"scheduler": "tsk_graph"})").scheduler == Scheduler::timesliced_graph);
-  // Every scheduler's name parses back to it, and every one is listed once.
-  const std::vector<Scheduler> all = all_schedulers();
-  for (const Scheduler s : all) REQUIRE(parse_scheduler(to_string(s)) == s);
-  REQUIRE(std::count(all.begin(), all.end(), Scheduler::timesliced_graph) == 1);
-  REQUIRE_THROWS_WITH(parse_scheduler("graph"), Catch::Contains("timesliced_graph (tsk_graph)"));
 }
 
 TEST_CASE("config: bad input names file, position or key", "[config]") {
