@@ -209,7 +209,8 @@ const Partition& GpuJacobi<T>::partition() {
 
 template <class T>
 bool GpuJacobi<T>::task_arithmetic_exact() {
-  return partition().split_rows == 0;
+  // Split rows add pieces in arrival order; long rows are summed by a whole task (another order).
+  return partition().split_rows == 0 && partition().long_rows == 0;
 }
 
 template <class T>

@@ -88,7 +88,7 @@ class GpuJacobi {
   const Report& last_report() const { return report_; }
   // The task partition (built on the GPU at the first task-version run).
   const Partition& partition();
-  // True when the task versions do the reference's exact arithmetic (no split rows).
+  // True when the task versions do the reference's exact arithmetic (no split or long rows).
   bool task_arithmetic_exact();
   // The result of the last run (downloads x_k).
   Result<T> result() const;

@@ -1,5 +1,8 @@
 #include "partition.hpp"
 
+#include <apiary/balance/layout.hpp>
+#include <apiary/balance/partition.hpp>
+#include <apiary/balance/search.hpp>
 #include <apiary/cuda_check.hpp>
 #include <apiary/error.hpp>
 
@@ -16,6 +19,7 @@
 #include <thrust/unique.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace apiary::jacobi {
 
@@ -35,15 +39,10 @@ __device__ inline index_t lower_bound(const index_t* a, index_t n, long long val
   }
   return lo;
 }
-// Last index i with a[i] <= value (a[0] <= value assumed).
+// Last index i in [0, n) with a[i] <= value (a[0] <= value assumed): the load-balancing
+// library's tile search (balance/search.hpp).
 __device__ inline index_t last_at_most(const index_t* a, index_t n, long long value) {
-  index_t lo = 0, hi = n;
-  while (lo < hi) {
-    const index_t mid = lo + (hi - lo) / 2;
-    if (a[mid] <= value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo - 1;
+  return balance::binary_tile_search([a](index_t i) { return a[i]; }, index_t{0}, n, static_cast<index_t>(value));
 }
 
 // Row blocks: the first row at or after non-zero t * target (t = 0 .. count - 1), then `rows`.
@@ -60,15 +59,20 @@ __global__ void row_block_ranges(const index_t* ro, const index_t* starts, index
   ranges[t] = TaskRange{ro[r0], ro[r1], r0, r1};
 }
 
-// Balanced: non-zeros [t * target, (t + 1) * target) and the rows they touch.
+// Balanced: the partition phase of the two-phase mapping (balance/partition.hpp) with the rows
+// as tiles and the non-zeros as atoms: task t gets the atoms [t * target, (t + 1) * target),
+// starting in the tile that holds its first atom (hybrid binary/interpolation search, chosen by
+// the row-length statistics) and ending after the tile that holds its last one.
 __global__ void balanced_ranges(const index_t* ro, index_t rows, index_t nnz, int target, index_t tasks,
-                                TaskRange* ranges) {
+                                balance::SearchKind kind, TaskRange* ranges) {
   const index_t t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= tasks) return;
+  const balance::OffsetsLayout<index_t> layout{ro, rows};
   const index_t e0 = t * target;
   const index_t e1 = static_cast<index_t>(std::min<long long>(nnz, static_cast<long long>(e0) + target));
-  const index_t r0 = last_at_most(ro, rows, e0);
-  const index_t r1 = last_at_most(ro, rows, e1 - 1) + 1;
+  const index_t r0 = balance::partition_boundary(layout, target, kind, t);
+  auto offsets_at = [ro](index_t i) { return ro[i]; };
+  const index_t r1 = balance::hybrid_tile_search(kind, offsets_at, r0, rows, e1 - 1) + 1;
   ranges[t] = TaskRange{e0, e1, r0, r1};
 }
 
@@ -118,6 +122,22 @@ __global__ void task_edges(const index_t* ro, const index_t* cols, index_t rows,
   if (!keys) counts[e] = n;
 }
 
+struct SquaredDeviation {
+  const index_t* ro;
+  double mean;
+  __device__ double operator()(index_t r) const {
+    const double d = (ro[r + 1] - ro[r]) - mean;
+    return d * d;
+  }
+};
+template <class Policy>
+double row_length_stddev(const index_t* ro, index_t rows, double mean, const Policy& policy) {
+  const double sum = thrust::transform_reduce(policy, thrust::counting_iterator<index_t>(0),
+                                              thrust::counting_iterator<index_t>(rows), SquaredDeviation{ro, mean}, 0.0,
+                                              thrust::plus<double>());
+  return std::sqrt(sum / rows);
+}
+
 struct KeyToNeighbor {
   __device__ index_t operator()(unsigned long long key) const { return static_cast<index_t>(key & 0xffffffffu); }
 };
@@ -130,6 +150,10 @@ struct Degree {
 };
 struct RowsOf {
   __device__ index_t operator()(const TaskRange& r) const { return r.r1 - r.r0; }
+};
+struct IsLong {
+  const index_t* ro;
+  __device__ bool operator()(index_t r) const { return ro[r + 1] - ro[r] > long_row_nnz; }
 };
 struct IsSplit {
   __device__ bool operator()(int pieces) const { return pieces > 1; }
@@ -162,7 +186,11 @@ Partition build(index_t rows, index_t nnz, const index_t* ro, const index_t* col
   } else {
     p.tasks = static_cast<int>(shares);
     p.ranges = sparse::DeviceBuffer<TaskRange>(static_cast<std::size_t>(p.tasks));
-    balanced_ranges<<<blocks_for(p.tasks), threads>>>(ro, rows, nnz, target, p.tasks, p.ranges.data());
+    // Busato and Bombieri's switch between interpolation and binary search, from the mean
+    // and the spread of the row lengths.
+    const double mean = static_cast<double>(nnz) / rows;
+    const balance::SearchKind kind = balance::choose_search(mean, row_length_stddev(ro, rows, mean, policy));
+    balanced_ranges<<<blocks_for(p.tasks), threads>>>(ro, rows, nnz, target, p.tasks, kind, p.ranges.data());
   }
   APIARY_CUDA_CHECK(cudaGetLastError());
   const index_t tasks = p.tasks;
@@ -206,6 +234,8 @@ Partition build(index_t rows, index_t nnz, const index_t* ro, const index_t* col
   p.max_rows_per_task = thrust::transform_reduce(policy, r, r + tasks, RowsOf{}, 0, thrust::maximum<index_t>());
   thrust::device_ptr<int> pieces(p.row_pieces.data());
   p.split_rows = static_cast<int>(thrust::count_if(policy, pieces, pieces + rows, IsSplit{}));
+  p.long_rows = static_cast<int>(thrust::count_if(policy, thrust::counting_iterator<index_t>(0),
+                                                  thrust::counting_iterator<index_t>(rows), IsLong{ro}));
 
   APIARY_CUDA_CHECK(cudaEventRecord(stop, nullptr));
   APIARY_CUDA_CHECK(cudaEventSynchronize(stop));

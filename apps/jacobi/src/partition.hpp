@@ -26,6 +26,9 @@
 namespace apiary::jacobi {
 
 enum class PartitionKind { row_blocks, balanced };
+
+// Jacobi tasks sum rows (pieces) longer than this with all their threads (task_graph.cuh).
+inline constexpr int long_row_nnz = 256;
 const char* to_string(PartitionKind k);
 PartitionKind parse_partition(std::string_view s);  // InputError for unknown names
 
@@ -45,6 +48,7 @@ struct Partition {
   long long edges = 0;                              // sum of |N(t)|
   int max_neighbors = 0;
   int split_rows = 0;
+  int long_rows = 0;  // rows longer than long_row_nnz
   int max_rows_per_task = 0;
   double build_ms = 0;  // GPU time of the whole build (CUDA events)
 };

@@ -70,6 +70,11 @@ struct TaskProblem {
   TaskMode mode;
 };
 
+// Row pieces longer than long_row_nnz (partition.hpp) are summed by all of a task's threads
+// together in a second pass, not by the G threads of the row's group: one power-law row would
+// otherwise hold up its task. Up to this many per task; more are summed in the first pass.
+inline constexpr int long_rows_per_pass = 32;
+
 struct JacobiItem {
   std::int32_t t;
   std::int32_t k;
@@ -104,11 +109,21 @@ struct CheckTask;
 template <class T>
 struct ReleaseTask;
 
+// A JacobiTask's shared memory: per-warp sums, two flags, the long rows of the task (below).
+struct JacobiShared {
+  double warp_sums[4];
+  int decided;
+  int stopped;
+  int long_count;
+  index_t long_rows[long_rows_per_pass];
+};
+
 template <class T>
 struct JacobiTask {
   using Item = JacobiItem;
   static constexpr unsigned threads = 128;
-  static constexpr unsigned shared_bytes = threads / 32 * sizeof(double) + 16;
+  static_assert(threads / 32 <= 4, "JacobiShared holds one sum per warp");
+  static constexpr unsigned shared_bytes = sizeof(JacobiShared);
   static constexpr const char* name = "Jacobi";
   template <class Ctx>
   __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const;
@@ -166,9 +181,21 @@ __device__ inline double add_piece(const TaskProblem<T>& P, index_t row, int k, 
   return finish_row(P, row, static_cast<T>(total), xin, xout);
 }
 
-// The rows of one task, G threads per row; returns this thread's share of ||r_k||^2.
+// Finishes row `row` of iteration k from its sum (or, for a piece of a split row, adds the piece
+// and finishes the row if it is the last one); returns the row's r^2 when finished here.
+template <class T>
+__device__ inline double settle_row(const TaskProblem<T>& P, const TaskRange r, index_t row, int k, T sum, const T* xin,
+                                    T* xout) {
+  const bool complete = P.a.row_offsets[row] >= r.e0 && P.a.row_offsets[row + 1] <= r.e1;
+  return complete ? finish_row(P, row, sum, xin, xout) : add_piece(P, row, k, sum, xin, xout);
+}
+
+// Pass 1 over the rows of one task, G threads per row; row pieces longer than long_row_nnz are
+// listed in `sh` for pass 2 (or, when the list is full, summed here). Returns this thread's
+// share of ||r_k||^2.
 template <class T, int G>
-__device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k, unsigned rank, unsigned size) {
+__device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k, unsigned rank, unsigned size,
+                              JacobiShared& sh) {
   const T* xin = P.x + static_cast<std::size_t>(k % P.ring) * P.a.rows;
   T* xout = P.x + static_cast<std::size_t>((k + 1) % P.ring) * P.a.rows;
   const int lane = static_cast<int>(rank) % G;
@@ -177,33 +204,78 @@ __device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k,
   double rr = 0;
   // Warp-uniform loop (the warp's first group decides) so that every lane joins the shuffles.
   for (index_t row = r.r0 + static_cast<int>(rank) / G; row - group_in_warp < r.r1; row += groups) {
-    const bool active = row < r.r1;
+    bool active = row < r.r1;
     T s = 0;
-    bool complete = true;
     if (active) {
       const index_t rb = P.a.row_offsets[row], re = P.a.row_offsets[row + 1];
       const index_t lo = rb > r.e0 ? rb : r.e0, hi = re < r.e1 ? re : r.e1;
-      complete = rb >= r.e0 && re <= r.e1;
-      for (index_t e = lo + lane; e < hi; e += G)
-        s = add_rn(s, mul_rn(__ldg(&P.a.values[e]), __ldcg(&xin[__ldg(&P.a.col_indices[e])])));
+      // Lane 0 lists a long piece for pass 2; a full list leaves it to this group.
+      int listed = 0;
+      if (hi - lo > long_row_nnz && lane == 0) {
+        const int slot = atomicAdd(&sh.long_count, 1);
+        if (slot < long_rows_per_pass) {
+          sh.long_rows[slot] = row;
+          listed = 1;
+        }
+      }
+      if constexpr (G > 1) listed = __shfl_sync(__activemask(), listed, 0, G);
+      if (listed) active = false;
+      if (active)
+        for (index_t e = lo + lane; e < hi; e += G)
+          s = add_rn(s, mul_rn(__ldg(&P.a.values[e]), __ldcg(&xin[__ldg(&P.a.col_indices[e])])));
     }
     if constexpr (G > 1) {
 #pragma unroll
       for (int off = G / 2; off > 0; off /= 2) s = add_rn(s, __shfl_down_sync(0xffffffffu, s, off, G));
     }
-    if (active && lane == 0) rr += complete ? finish_row(P, row, s, xin, xout) : add_piece(P, row, k, s, xin, xout);
+    if (active && lane == 0) rr += settle_row(P, r, row, k, s, xin, xout);
   }
   return rr;
 }
 
+// Pass 2: each listed long row piece summed by all threads of the task (fixed order per
+// thread, then a fixed-shape reduction), settled by thread 0. Returns thread 0's r^2 share.
 template <class T>
-__device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k, unsigned rank, unsigned size) {
-  switch (P.group) {
-    case 1: return update_rows<T, 1>(P, r, k, rank, size);
-    case 4: return update_rows<T, 4>(P, r, k, rank, size);
-    case 8: return update_rows<T, 8>(P, r, k, rank, size);
-    default: return update_rows<T, 32>(P, r, k, rank, size);
+__device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared& sh) {
+  const T* xin = P.x + static_cast<std::size_t>(k % P.ring) * P.a.rows;
+  T* xout = P.x + static_cast<std::size_t>((k + 1) % P.ring) * P.a.rows;
+  const int count = sh.long_count < long_rows_per_pass ? sh.long_count : long_rows_per_pass;  // read after a sync
+  double rr = 0;
+  for (int i = 0; i < count; ++i) {
+    const index_t row = sh.long_rows[i];
+    const index_t rb = P.a.row_offsets[row], re = P.a.row_offsets[row + 1];
+    const index_t lo = rb > r.e0 ? rb : r.e0, hi = re < r.e1 ? re : r.e1;
+    T s = 0;
+    for (index_t e = lo + static_cast<index_t>(w.rank()); e < hi; e += w.size())
+      s = add_rn(s, mul_rn(__ldg(&P.a.values[e]), __ldcg(&xin[__ldg(&P.a.col_indices[e])])));
+    for (int off = 16; off > 0; off /= 2) s = add_rn(s, __shfl_down_sync(0xffffffffu, s, off));
+    T* sums = reinterpret_cast<T*>(sh.warp_sums);
+    w.sync();  // the previous row's sums were read
+    if (w.rank() % 32 == 0) sums[w.rank() / 32] = s;
+    w.sync();
+    if (w.rank() == 0) {
+      T total = 0;
+      for (unsigned j = 0; j < w.size() / 32; ++j) total = add_rn(total, sums[j]);
+      rr += settle_row(P, r, row, k, total, xin, xout);
+    }
   }
+  w.sync();  // warp_sums are reused by the caller
+  return rr;
+}
+
+template <class T>
+__device__ double update_task_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared& sh) {
+  if (w.rank() == 0) sh.long_count = 0;
+  w.sync();
+  double rr = 0;
+  switch (P.group) {
+    case 1: rr = update_rows<T, 1>(P, r, k, w.rank(), w.size(), sh); break;
+    case 4: rr = update_rows<T, 4>(P, r, k, w.rank(), w.size(), sh); break;
+    case 8: rr = update_rows<T, 8>(P, r, k, w.rank(), w.size(), sh); break;
+    default: rr = update_rows<T, 32>(P, r, k, w.rank(), w.size(), sh); break;
+  }
+  w.sync();
+  return rr + update_long_rows(P, r, k, w, sh);
 }
 
 // Sum over the worker's threads; the total is valid in rank 0.
@@ -265,15 +337,15 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
   const int t = item.t, k = item.k;
   // Autonomous runs go on as no-ops after a stop, up to the gate (see the header comment).
   // One read for the whole worker, so that its threads take the same branches.
-  int* flags = reinterpret_cast<int*>(w.shared<double>() + threads / 32);  // [0] decided, [1] stopped
+  JacobiShared& sh = *w.shared<JacobiShared>();
   if (P.mode == TaskMode::autonomous) {
-    if (w.rank() == 0) flags[1] = load_status(P.state);
+    if (w.rank() == 0) sh.stopped = load_status(P.state);
     w.sync();
   }
-  const bool stopped = P.mode == TaskMode::autonomous && flags[1] != 0;
+  const bool stopped = P.mode == TaskMode::autonomous && sh.stopped != 0;
   double rr = 0;
-  if (!stopped) rr = update_rows(P, P.ranges[t], k, w.rank(), w.size());
-  const double total = worker_sum(w, rr, w.shared<double>());
+  if (!stopped) rr = update_task_rows(P, P.ranges[t], k, w, sh);
+  const double total = worker_sum(w, rr, sh.warp_sums);
   __threadfence();  // this task's x_{k+1} before anything that lets a reader run
   w.sync();
   const bool check = is_check_iteration(k, P.p);
@@ -305,7 +377,7 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
       if constexpr (Ctx::Traits::template queue_of<ReleaseTask<T>> != ~0u) {
         if (check && stopped) return;  // the gated iteration after a stop: the run ends here
         // Thread 0 adds this task's share; the last task of the iteration decides.
-        int* decided = flags;
+        int* decided = &sh.decided;
         if (check && w.rank() == 0) {
           const int s = check_ordinal(k, P.p) & 1;
           atomicAdd(&P.global_sum[s], total);
