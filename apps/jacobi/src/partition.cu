@@ -29,26 +29,20 @@ constexpr int threads = 256;
 
 unsigned blocks_for(long long n) { return static_cast<unsigned>(std::max<long long>(1, (n + threads - 1) / threads)); }
 
-// First index i in [0, n) with a[i] >= value (n if none).
-__device__ inline index_t lower_bound(const index_t* a, index_t n, long long value) {
-  index_t lo = 0, hi = n;
-  while (lo < hi) {
-    const index_t mid = lo + (hi - lo) / 2;
-    if (a[mid] < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 // Last index i in [0, n) with a[i] <= value (a[0] <= value assumed): the load-balancing
 // library's tile search (balance/search.hpp).
 __device__ inline index_t last_at_most(const index_t* a, index_t n, long long value) {
   return balance::binary_tile_search([a](index_t i) { return a[i]; }, index_t{0}, n, static_cast<index_t>(value));
 }
+// First index i in [0, n) with a[i] >= value (n if none), for non-decreasing a with a[0] = 0.
+__device__ inline index_t first_at_least(const index_t* a, index_t n, long long value) {
+  return value <= 0 ? 0 : last_at_most(a, n, value - 1) + 1;
+}
 
 // Row blocks: the first row at or after non-zero t * target (t = 0 .. count - 1), then `rows`.
 __global__ void row_block_starts(const index_t* ro, index_t rows, int target, index_t count, index_t* starts) {
   const index_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < count) starts[t] = lower_bound(ro, rows, static_cast<long long>(t) * target);
+  if (t < count) starts[t] = first_at_least(ro, rows, static_cast<long long>(t) * target);
   if (t == count) starts[t] = rows;
 }
 
