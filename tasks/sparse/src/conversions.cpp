@@ -23,6 +23,37 @@ std::pair<std::vector<index_t>, std::vector<index_t>> bucket(const std::vector<i
   return {std::move(offsets), std::move(order)};
 }
 
+// A compressed (CSR or CSC) matrix's arrays: offsets over the major index, and the minor index
+// and value of each entry in major order.
+template <class T>
+struct Compressed {
+  std::vector<index_t> offsets;
+  std::vector<index_t> indices;
+  std::vector<T> values;
+};
+
+// Entries keyed by `majors` (rows for CSR, columns for CSC), compressed; entries with the same
+// key keep their input order.
+template <class T>
+Compressed<T> compress(const std::vector<index_t>& majors, index_t num_majors, const std::vector<index_t>& minors,
+                       const std::vector<T>& values) {
+  auto [offsets, order] = bucket(majors, num_majors);
+  Compressed<T> c{std::move(offsets), std::vector<index_t>(order.size()), std::vector<T>(order.size())};
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    c.indices[k] = minors[order[k]];
+    c.values[k] = values[order[k]];
+  }
+  return c;
+}
+
+// The major index of every entry of a compressed matrix (the inverse of bucketing).
+std::vector<index_t> expand(const std::vector<index_t>& offsets, index_t num_majors) {
+  std::vector<index_t> majors(static_cast<std::size_t>(offsets[num_majors]));
+  for (index_t m = 0; m < num_majors; ++m)
+    std::fill(majors.begin() + offsets[m], majors.begin() + offsets[m + 1], m);
+  return majors;
+}
+
 void check_size(std::size_t nnz, const char* what) {
   if (nnz > static_cast<std::size_t>(max_entries))
     throw InputError(what, "more than 2^31-1 entries do not fit 32-bit offsets");
@@ -72,34 +103,26 @@ void validate(const Csc<T>& m, const std::string& what) {
 template <class T>
 Csr<T> coo_to_csr(const Coo<T>& coo) {
   check_size(coo.nnz(), "coo_to_csr");
-  auto [offsets, order] = bucket(coo.row_indices, coo.rows);
+  Compressed<T> c = compress(coo.row_indices, coo.rows, coo.col_indices, coo.values);
   Csr<T> csr;
   csr.rows = coo.rows;
   csr.cols = coo.cols;
-  csr.row_offsets = std::move(offsets);
-  csr.col_indices.resize(order.size());
-  csr.values.resize(order.size());
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    csr.col_indices[k] = coo.col_indices[order[k]];
-    csr.values[k] = coo.values[order[k]];
-  }
+  csr.row_offsets = std::move(c.offsets);
+  csr.col_indices = std::move(c.indices);
+  csr.values = std::move(c.values);
   return csr;
 }
 
 template <class T>
 Csc<T> coo_to_csc(const Coo<T>& coo) {
   check_size(coo.nnz(), "coo_to_csc");
-  auto [offsets, order] = bucket(coo.col_indices, coo.cols);
+  Compressed<T> c = compress(coo.col_indices, coo.cols, coo.row_indices, coo.values);
   Csc<T> csc;
   csc.rows = coo.rows;
   csc.cols = coo.cols;
-  csc.col_offsets = std::move(offsets);
-  csc.row_indices.resize(order.size());
-  csc.values.resize(order.size());
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    csc.row_indices[k] = coo.row_indices[order[k]];
-    csc.values[k] = coo.values[order[k]];
-  }
+  csc.col_offsets = std::move(c.offsets);
+  csc.row_indices = std::move(c.indices);
+  csc.values = std::move(c.values);
   return csc;
 }
 
@@ -108,9 +131,7 @@ Coo<T> csr_to_coo(const Csr<T>& csr) {
   Coo<T> coo;
   coo.rows = csr.rows;
   coo.cols = csr.cols;
-  coo.row_indices.resize(csr.nnz());
-  for (index_t r = 0; r < csr.rows; ++r)
-    std::fill(coo.row_indices.begin() + csr.row_offsets[r], coo.row_indices.begin() + csr.row_offsets[r + 1], r);
+  coo.row_indices = expand(csr.row_offsets, csr.rows);
   coo.col_indices = csr.col_indices;
   coo.values = csr.values;
   return coo;
@@ -121,9 +142,7 @@ Coo<T> csc_to_coo(const Csc<T>& csc) {
   Coo<T> coo;
   coo.rows = csc.rows;
   coo.cols = csc.cols;
-  coo.col_indices.resize(csc.nnz());
-  for (index_t c = 0; c < csc.cols; ++c)
-    std::fill(coo.col_indices.begin() + csc.col_offsets[c], coo.col_indices.begin() + csc.col_offsets[c + 1], c);
+  coo.col_indices = expand(csc.col_offsets, csc.cols);
   coo.row_indices = csc.row_indices;
   coo.values = csc.values;
   return coo;
@@ -131,23 +150,15 @@ Coo<T> csc_to_coo(const Csc<T>& csc) {
 
 template <class T>
 Csc<T> csr_to_csc(const Csr<T>& csr) {
-  // Bucket by column straight from CSR: entries visited in row order, so each column lists
-  // its rows in increasing order.
+  // Bucket by column in CSR (row) order: the sort is stable, so each column lists its rows in
+  // increasing order.
+  Compressed<T> c = compress(csr.col_indices, csr.cols, expand(csr.row_offsets, csr.rows), csr.values);
   Csc<T> csc;
   csc.rows = csr.rows;
   csc.cols = csr.cols;
-  csc.col_offsets.assign(static_cast<std::size_t>(csr.cols) + 1, 0);
-  for (index_t c : csr.col_indices) ++csc.col_offsets[static_cast<std::size_t>(c) + 1];
-  std::partial_sum(csc.col_offsets.begin(), csc.col_offsets.end(), csc.col_offsets.begin());
-  std::vector<index_t> next(csc.col_offsets.begin(), csc.col_offsets.end() - 1);
-  csc.row_indices.resize(csr.nnz());
-  csc.values.resize(csr.nnz());
-  for (index_t r = 0; r < csr.rows; ++r)
-    for (index_t k = csr.row_offsets[r]; k < csr.row_offsets[r + 1]; ++k) {
-      index_t slot = next[csr.col_indices[k]]++;
-      csc.row_indices[slot] = r;
-      csc.values[slot] = csr.values[k];
-    }
+  csc.col_offsets = std::move(c.offsets);
+  csc.row_indices = std::move(c.indices);
+  csc.values = std::move(c.values);
   return csc;
 }
 
