@@ -1,7 +1,7 @@
 // apiary-bench-runtime: what the runtime's scheduling costs per task, per scheduler.
 //
 //   apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]
-//                        [--block-threads N] [--scheduler NAME[,NAME...]] [--no-baselines]
+//                        [--block-threads N] [--scheduler NAME[,NAME...]|all] [--no-baselines]
 //                        [--synthetic-dir DIR] [--trace-dir DIR]
 //   apiary-bench-runtime --bound TRACE.json CONFIG.json   (no GPU: the synthetic_tree bound of a
 //                                                           saved trace, one JSON line)
@@ -61,7 +61,7 @@ const char* const groups[] = {"baselines",        "empty_tasks", "empty_tasks_sp
 
 void usage(std::ostream& out) {
   out << "usage: apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]\n"
-         "                            [--block-threads N] [--scheduler NAME[,NAME...]] [--no-baselines]\n"
+         "                            [--block-threads N] [--scheduler NAME[,NAME...]|all] [--no-baselines]\n"
          "                            [--synthetic-dir DIR] [--trace-dir DIR]\n  groups:";
   for (const char* g : groups) out << " " << g;
   out << "\n  schedulers:";
@@ -96,11 +96,8 @@ Options parse(int argc, char** argv) {
       else if (arg == "--json") o.json_file = value();
       else if (arg == "--only") o.only = split(value());
       else if (arg == "--block-threads") o.block_threads = static_cast<std::uint32_t>(std::stoul(value()));
-      else if (arg == "--scheduler") {
-        o.schedulers.clear();
-        for (const std::string& name : split(value())) o.schedulers.push_back(apiary::parse_scheduler(name));
-        if (o.schedulers.empty()) throw apiary::InputError("--scheduler", "no scheduler named");
-      } else if (arg == "--no-baselines") o.baselines = false;
+      else if (arg == "--scheduler") o.schedulers = apiary::parse_schedulers(value());
+      else if (arg == "--no-baselines") o.baselines = false;
       else if (arg == "--synthetic-dir") o.synthetic_dir = value();
       else if (arg == "--trace-dir") o.trace_dir = value();
       else if (arg == "--help" || arg == "-h") usage(std::cout), std::exit(0);

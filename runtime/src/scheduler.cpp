@@ -28,4 +28,17 @@ std::vector<Scheduler> all_schedulers() {
           Scheduler::device_controller_wave};
 }
 
+std::vector<Scheduler> parse_schedulers(std::string_view list) {
+  if (list == "all") return all_schedulers();
+  std::vector<Scheduler> out;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    const std::string_view name = list.substr(0, comma);
+    if (!name.empty()) out.push_back(parse_scheduler(name));
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  }
+  if (out.empty()) throw InputError("scheduler list", "names no scheduler");
+  return out;
+}
+
 }  // namespace apiary

@@ -71,18 +71,6 @@ std::string default_matrix_dir() {
   return "../shared/data/matrices";
 }
 
-std::vector<Scheduler> scheduler_list(std::string_view list) {
-  if (list == "all") return all_schedulers();
-  std::vector<Scheduler> out;
-  while (!list.empty()) {
-    const std::size_t comma = list.find(',');
-    out.push_back(parse_scheduler(list.substr(0, comma)));
-    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-  }
-  if (out.empty()) throw InputError("--scheduler", "no scheduler given");
-  return out;
-}
-
 bool parse(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -131,7 +119,7 @@ bool parse(int argc, char** argv, Options& o) {
   if (o.repeats < 1) throw InputError("--repeats", "must be >= 1");
   validate_params(o.params);
   parse_versions(o.version);
-  scheduler_list(o.schedulers);
+  parse_schedulers(o.schedulers);
   if (o.tasks.task_nnz < 0) throw InputError("--task-nnz", "must be >= 1 (or 0: automatic)");
   if (o.matrix_dir.empty()) o.matrix_dir = default_matrix_dir();
   return true;
@@ -246,7 +234,7 @@ int run_matrix(const Options& o, const Context& ctx, const spmv::MatrixSource& s
   bool partition_printed = false;
   for (Version v : parse_versions(o.version)) {
     const std::vector<Scheduler> schedulers =
-        is_task_version(v) ? scheduler_list(o.schedulers) : std::vector<Scheduler>{Scheduler::megakernel};
+        is_task_version(v) ? parse_schedulers(o.schedulers) : std::vector<Scheduler>{Scheduler::megakernel};
     if (is_task_version(v) && !partition_printed) {
       const Partition& part = solver.partition();
       std::printf("  partition %s: %d tasks of <= ~%d non-zeros (max %d rows), %d split rows, %d long rows, %lld "

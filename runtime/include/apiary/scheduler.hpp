@@ -20,5 +20,8 @@ std::string_view to_string(Scheduler s);
 // listing the valid names otherwise.
 Scheduler parse_scheduler(std::string_view name);
 std::vector<Scheduler> all_schedulers();
+// A comma-separated list of those names, or "all" (empty items are skipped); InputError for an
+// unknown name or a list that names none.
+std::vector<Scheduler> parse_schedulers(std::string_view list);
 
 }  // namespace apiary

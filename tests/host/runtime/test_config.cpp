@@ -48,6 +48,15 @@ TEST_CASE("config: device controller keys and scheduler names", "[config]") {
   REQUIRE_THROWS_WITH(parse_scheduler("fastest"), Catch::Contains("pdc_wave"));
 }
 
+TEST_CASE("scheduler lists: names, aliases, all, errors", "[config]") {
+  REQUIRE(parse_schedulers("all") == all_schedulers());
+  REQUIRE(parse_schedulers("mk,pdc_wave") ==
+          std::vector<Scheduler>{Scheduler::megakernel, Scheduler::device_controller_wave});
+  REQUIRE(parse_schedulers("tsk,,") == std::vector<Scheduler>{Scheduler::timesliced});
+  REQUIRE_THROWS_WITH(parse_schedulers("mk,fastest"), Catch::Contains("scheduler 'fastest'"));
+  REQUIRE_THROWS_WITH(parse_schedulers(","), Catch::Contains("names no scheduler"));
+}
+
 TEST_CASE("config: bad input names file, position or key", "[config]") {
   auto message = [](const char* text) {
     try {
