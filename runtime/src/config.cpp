@@ -72,7 +72,7 @@ Config Config::from_json(const json& j, const std::string& source) {
   reject_unknown_keys(j,
                       {"scheduler", "queue_capacity", "queue_capacities", "waiting_storage_capacity",
                        "dependency_capacity", "watchdog_seconds", "host_input_capacity", "trace", "trace_capacity",
-                       "trace_event_capacity", "megakernel", "device_controller", "device"},
+                       "trace_event_capacity", "handoff", "megakernel", "device_controller", "device"},
                       source);
   Config c;
   constexpr std::uint64_t max_cap = 1ull << 40;
@@ -101,6 +101,10 @@ Config Config::from_json(const json& j, const std::string& source) {
   if (j.contains("trace")) {
     if (!j["trace"].is_boolean()) throw InputError(source + ": trace", "must be true or false");
     c.trace = j["trace"].get<bool>();
+  }
+  if (j.contains("handoff")) {
+    if (!j["handoff"].is_boolean()) throw InputError(source + ": handoff", "must be true or false");
+    c.handoff = j["handoff"].get<bool>();
   }
   if (j.contains("trace_capacity")) c.trace_capacity = number<std::uint64_t>(j, "trace_capacity", source, 1, max_cap);
   if (j.contains("trace_event_capacity"))

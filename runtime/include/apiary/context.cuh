@@ -6,6 +6,7 @@
 #include <apiary/dependency.hpp>
 #include <apiary/device_graph.hpp>
 #include <apiary/graph.hpp>
+#include <apiary/handoff.hpp>
 #include <apiary/trace_writer.hpp>
 
 #include <cstddef>
@@ -38,9 +39,12 @@ class Context {
  public:
   using Traits = GraphTraits<Graph>;
   static constexpr std::uint32_t max_item_bytes = queue_stride(detail::MaxItemSize<typename Traits::Codes>::value);
+  using BlockHandoff = Handoff<max_item_bytes>;
 
-  __device__ Context(const DeviceGraph& graph, std::uint32_t queue, std::uint32_t trace_task)
-      : g_(&graph), queue_(queue), trace_task_(trace_task) {}
+  // `handoff`: the block's hand-off slot, where the scheduler offers one (handoff.hpp).
+  __device__ Context(const DeviceGraph& graph, std::uint32_t queue, std::uint32_t trace_task,
+                     BlockHandoff* handoff = nullptr)
+      : g_(&graph), queue_(queue), trace_task_(trace_task), handoff_(handoff) {}
 
   // Enqueues a task of type U (declared graphs).
   template <class U>
@@ -105,8 +109,12 @@ class Context {
   // Dependency i of the runtime's pool (the host hands out indices through Runtime::dependencies()).
   __device__ Dependency& dependency(std::uint32_t i) const { return g_->pool.deps[i]; }
 
-  // Ends the run after the running tasks finish; queued tasks do not run.
-  __device__ void stop() const { g_->controller().set_status(RunStatus::stopped); }
+  // Ends the run after the running tasks finish; queued tasks do not run. (A block that runs
+  // a chain of handed-off tasks sees a stop from another block within 16 of them, handoff.hpp.)
+  __device__ void stop() const {
+    g_->controller().set_status(RunStatus::stopped);
+    if (handoff_ != nullptr) detail::block_store(handoff_->stopping, 1u);  // this block runs no handed-off task after it
+  }
   // True once the run is ending (stop, watchdog, error): long-running tasks may poll it.
   __device__ bool cancelled() const { return !g_->controller().running(); }
   // The current phase and how many phase changes happened so far.
@@ -131,7 +139,8 @@ class Context {
   }
 
   // Warp-aggregated enqueue: the threads of a warp that enqueue to the same queue at the same
-  // time reserve their tickets with one atomic and commit them with one more.
+  // time reserve their tickets with one atomic and commit them with one more. A lone spawn
+  // goes to the block's hand-off slot instead when the scheduler accepts it there.
   __device__ void enqueue(std::uint32_t q, const void* item, std::uint32_t bytes, std::uint64_t tag) const {
     const QueueView& queue = g_->queues[q];
     const std::uint32_t active = __activemask();
@@ -140,6 +149,10 @@ class Context {
     const std::uint32_t leader = __ffs(peers) - 1;
     const std::uint32_t rank = __popc(peers & ((1u << lane) - 1u));
     const std::uint32_t count = __popc(peers);
+    if (count == 1 && handoff_ != nullptr && handoff_->try_take(q)) {
+      handoff_->put(q, item, bytes, tag);  // counted pending when this batch finishes
+      return;
+    }
     unsigned long long first = 0;
     int reserved = 1;
     if (lane == leader) {
@@ -176,6 +189,7 @@ class Context {
   const DeviceGraph* g_;
   std::uint32_t queue_;
   std::uint32_t trace_task_;
+  BlockHandoff* handoff_;
 };
 
 }  // namespace apiary

@@ -43,13 +43,8 @@ struct DeviceGraph {
     const PhaseController pc{state, &table};
     for (; taken < posted; ++taken) {
       const HostTask& task = mailbox->slots[taken % mailbox->capacity];
-      const QueueView& queue = queues[task.queue];
       pc.add_pending(task.queue, 1);
-      std::uint64_t ticket;
-      if (!queue.reserve(1, ticket) || !queue.wait_free(ticket)) return;
-      queue.write(ticket, task.words, task.bytes);
-      queue.publish(ticket);
-      queue.commit(1);
+      if (!queues[task.queue].push_words(task.words, task.bytes)) return;
     }
     SystemAtomic<std::uint64_t>(mailbox->taken).store(taken, mo::release);
     if (closed != 0 && load_relaxed(state->host_open) != 0) store_release(state->host_open, 0u);

@@ -154,19 +154,24 @@ struct QueueView {
     store_release(seq[ticket & mask], lap_base(ticket) + capacity());
   }
 
-  // ---- convenience for single items (host injection, tests) ---------------------------
+  // ---- convenience for single items (host injection, hand-off flush, tests) -------------
+
+  // Enqueues one item given as 8-byte aligned words (the caller counted it pending).
+  APIARY_HD bool push_words(const void* words, std::uint32_t bytes, std::uint64_t tag = 0) const {
+    std::uint64_t ticket;
+    if (!reserve(1, ticket) || !wait_free(ticket)) return false;
+    write(ticket, words, bytes, tag);
+    publish(ticket);
+    commit(1);
+    return true;
+  }
 
   template <class Item>
   APIARY_HD bool push(const Item& item, std::uint64_t tag = 0) const {
     static_assert(std::is_trivially_copyable_v<Item>, "work items must be trivially copyable");
-    std::uint64_t ticket;
-    if (!reserve(1, ticket) || !wait_free(ticket)) return false;
     alignas(8) std::byte buffer[queue_stride(sizeof(Item))] = {};
     std::memcpy(buffer, &item, sizeof(Item));
-    write(ticket, buffer, queue_stride(sizeof(Item)), tag);
-    publish(ticket);
-    commit(1);
-    return true;
+    return push_words(buffer, queue_stride(sizeof(Item)), tag);
   }
 
   // Pops one item; false if none was available.

@@ -76,6 +76,22 @@ struct PhaseController {
     DeviceAtomic<std::uint64_t>(state->progress).fetch_add(1, mo::relaxed);
   }
 
+  // The same, for a batch whose tasks handed one task of queue `next` off to the block
+  // (handoff.hpp): that task is counted here, not when it was spawned. Its count is added
+  // before the batch's leaves, so that pending never reads zero for its phase in between; a
+  // chain of hand-offs within one phase touches no pending counter at all.
+  APIARY_HD void finish_handing_off(std::uint32_t q, std::uint64_t k, std::uint32_t next) const {
+    const std::uint32_t from = table->pending_slot(q), to = table->pending_slot(next);
+    if (from != to) {
+      DeviceAtomic<std::uint64_t>(pending(to)).fetch_add(1, mo::relaxed);  // ordered by the release below
+      DeviceAtomic<std::uint64_t>(pending(from)).fetch_sub(k, mo::acq_rel);
+    } else if (k > 1) {
+      DeviceAtomic<std::uint64_t>(pending(from)).fetch_sub(k - 1, mo::acq_rel);
+    }
+    if (k > 1) DeviceAtomic<std::uint64_t>(state->pending_total.value).fetch_sub(k - 1, mo::acq_rel);
+    DeviceAtomic<std::uint64_t>(state->progress).fetch_add(1, mo::relaxed);
+  }
+
   APIARY_HD PhaseWord current() const { return PhaseWord::unpack(load_acquire(state->phase_word)); }
 
   APIARY_HD bool eligible(std::uint32_t q, PhaseWord now) const {

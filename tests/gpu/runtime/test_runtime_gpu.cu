@@ -455,6 +455,86 @@ TEST_CASE("host threads inject tasks into a running graph; the run ends only aft
   REQUIRE(download(runs) == std::vector<std::uint32_t>(n, 1));
 }
 
+// ---- block hand-off (handoff.hpp) -------------------------------------------------------
+
+struct ChainJob {
+  std::uint32_t index;    // link number
+  std::uint32_t links;
+  std::uint32_t stop_at;  // this link calls ctx.stop() (>= links: none does)
+  std::uint32_t* ran;     // per link: how often it ran
+  std::uint32_t* block;   // per link: the block that ran it
+};
+// A chain: link i spawns link i + 1 from one thread, so each spawn is a lone one.
+template <unsigned Threads>
+struct ChainLink {
+  using Item = ChainJob;
+  static constexpr unsigned threads = Threads;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = Threads == 1 ? "Link1" : "Link64";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& job, Ctx& ctx) const {
+    if (w.rank() != 0) return;
+    atomicAdd(&job.ran[job.index], 1u);
+    job.block[job.index] = blockIdx.x;
+    if (job.index == job.stop_at) ctx.stop();
+    if (job.index + 1 < job.links) {
+      ChainJob next = job;
+      ++next.index;
+      ctx.template spawn<ChainLink>(next);
+    }
+  }
+};
+using ChainGraph = PhaseQueue<Phaseless<ChainLink<1>, ChainLink<64>>>;
+
+template <unsigned Threads>
+Report run_chain(Scheduler scheduler, bool handoff, std::uint32_t links, std::uint32_t stop_at,
+                 std::vector<std::uint32_t>& ran, std::vector<std::uint32_t>& block) {
+  DeviceBuffer<std::uint32_t> ran_d(links), block_d(links);
+  upload(ran_d, std::vector<std::uint32_t>(links, 0));
+  upload(block_d, std::vector<std::uint32_t>(links, ~0u));
+  Config config;
+  config.handoff = handoff;
+  Runtime<ChainGraph> rt{config};
+  rt.seed<ChainLink<Threads>>(std::vector<ChainJob>{ChainJob{0, links, stop_at, ran_d.get(), block_d.get()}});
+  const Report report = rt.run(scheduler);
+  ran = download(ran_d);
+  block = download(block_d);
+  return report;
+}
+
+TEST_CASE("a lone spawn runs in the block that spawned it; results equal those through the queues",
+          "[gpu][handoff]") {
+  const Scheduler scheduler = each_scheduler();
+  const bool handoff = GENERATE(true, false);
+  const std::uint32_t links = 3000;
+  std::vector<std::uint32_t> ran, block;
+  for (const bool wide : {false, true}) {
+    INFO("hand-off " << handoff << ", worker size " << (wide ? 64 : 1));
+    const Report report = wide ? run_chain<64>(scheduler, handoff, links, links, ran, block)
+                               : run_chain<1>(scheduler, handoff, links, links, ran, block);
+    INFO(report.format());
+    REQUIRE(report.ok());
+    REQUIRE(report.status == RunStatus::finished);
+    REQUIRE(report.total_executed == links);
+    REQUIRE(ran == std::vector<std::uint32_t>(links, 1));
+    // With the hand-off, every link after the seeded one stays in the block that took the first.
+    if (handoff) REQUIRE(block == std::vector<std::uint32_t>(links, block[0]));
+  }
+}
+
+TEST_CASE("a task handed off when the run stops is left in its queue, not lost", "[gpu][handoff][stop]") {
+  const Scheduler scheduler = each_scheduler();
+  const std::uint32_t links = 1000, stop_at = 500;
+  std::vector<std::uint32_t> ran, block;
+  const Report report = run_chain<1>(scheduler, true, links, stop_at, ran, block);
+  INFO(report.format());
+  REQUIRE(report.ok());
+  REQUIRE(report.status == RunStatus::stopped);
+  REQUIRE(report.executed("Link1") == stop_at + 1);
+  REQUIRE(report.queues[0].queued == 1);  // link stop_at + 1, handed off, then flushed
+  for (std::uint32_t i = 0; i < links; ++i) REQUIRE(ran[i] == (i <= stop_at ? 1u : 0u));
+}
+
 }  // namespace runtime_gpu_tests
 
 int main(int argc, char** argv) {

@@ -9,7 +9,7 @@ TEST_CASE("config: every key is read", "[config]") {
   const Config c = Config::parse(R"({
     "scheduler": "mk", "queue_capacity": 1000, "queue_capacities": {"Leg": 64},
     "waiting_storage_capacity": 10, "dependency_capacity": 20, "watchdog_seconds": 2.5,
-    "trace": true, "trace_capacity": 99, "trace_event_capacity": 98,
+    "trace": true, "trace_capacity": 99, "trace_event_capacity": 98, "handoff": false,
     "megakernel": {"block_threads": 512, "blocks_per_sm": 2}, "device": 0})");
   REQUIRE(c.scheduler == Scheduler::megakernel);
   REQUIRE(c.queue_capacity == 1000);
@@ -23,6 +23,8 @@ TEST_CASE("config: every key is read", "[config]") {
   REQUIRE(c.watchdog_seconds == 2.5);
   REQUIRE(c.trace);
   REQUIRE(c.trace_capacity == 99);
+  REQUIRE_FALSE(c.handoff);
+  REQUIRE(Config{}.handoff);
   REQUIRE(c.megakernel.block_threads == 512);
   REQUIRE(c.megakernel.blocks_per_sm == 2);
 }

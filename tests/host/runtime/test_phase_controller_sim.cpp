@@ -1,14 +1,19 @@
 // The phase controller, termination detection and batch picking, exercised by 8 CPU threads
 // that behave like megakernel blocks (the same pick_batch code), on graphs with phases,
-// cyclic phases, phaseless tasks and tasks parked on dependencies. Checks: exact task counts,
-// no task ever runs while a task of another phase runs, the run terminates.
+// cyclic phases, phaseless tasks and tasks parked on dependencies; optionally with each
+// thread keeping a lone spawned task in its own hand-off slot (handoff.hpp, the same
+// next_handed_off and finish_handing_off code). Checks: exact task counts, no task ever runs
+// while a task of another phase runs, the run terminates.
 #include "host_structures.hpp"
 
 #include <apiary/schedulers/batch_picker.hpp>
+#include <apiary/schedulers/handoff_batches.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 
 using namespace apiary;
 using namespace apiary::testing;
@@ -24,8 +29,11 @@ struct Item {
   std::uint32_t first;  // the first B of an A (and its C) carries the next cycle
 };
 
+using SimHandoff = Handoff<queue_stride(sizeof(Item))>;
+
 struct Sim {
   bool cyclic;
+  bool handoff = false;  // threads keep one spawned task each (as megakernel blocks do)
   std::uint32_t cycles;  // C spawns A(depth + 1) while depth + 1 < cycles (cyclic graphs)
   std::uint32_t roots;
   ErrorWord* error;
@@ -37,6 +45,7 @@ struct Sim {
   std::vector<Dependency> deps;
   std::atomic<std::uint32_t> next_dep{0};
   std::array<std::atomic<std::uint64_t>, num_queues> executed{};
+  std::atomic<std::uint64_t> handed_off{0};
   std::array<std::atomic<std::int64_t>, 3> running_in_phase{};
   ThreadFailures failures;
 
@@ -60,7 +69,15 @@ struct Sim {
 
   PhaseController controller() { return PhaseController{&state, &table}; }
 
+  // The worker thread's hand-off slot (nullptr when the run does not use them).
+  static inline thread_local SimHandoff* local = nullptr;
+
   void spawn(std::uint32_t q, Item item) {
+    if (local != nullptr && local->try_take(q)) {
+      local->put(q, &item, sizeof(item), 0);  // counted when the batch finishes
+      handed_off.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     controller().add_pending(q, 1);
     APIARY_THREAD_CHECK(failures, views[q].push(item));
   }
@@ -105,12 +122,19 @@ struct Sim {
   void worker(unsigned t) {
     PhaseController pc = controller();
     std::uint32_t rotor = t % num_queues;
+    SimHandoff slot{};
+    slot.reset();
+    local = handoff ? &slot : nullptr;
+    Batch b;
     for (;;) {
-      Batch b = pick_batch(
-          views.data(), pc, rotor, [](std::uint32_t, std::int64_t available) {
-            return static_cast<std::uint32_t>(available < 3 ? available : 3);
-          },
-          [&] { return ws.view.parked_hint(); });
+      if (!next_handed_off(views.data(), pc, slot, b, b)) {
+        b = pick_batch(
+            views.data(), pc, rotor, [](std::uint32_t, std::int64_t available) {
+              return static_cast<std::uint32_t>(available < 3 ? available : 3);
+            },
+            [&] { return ws.view.parked_hint(); });
+        slot.accept = handoff && !b.stop ? queues_eligible_in(table, b.phase) : 0;
+      }
       if (b.stop) return;
       if (b.count == 0) {
         std::this_thread::yield();
@@ -125,13 +149,18 @@ struct Sim {
       }
       for (std::uint32_t i = 0; i < b.count; ++i) {
         Item item{};
-        APIARY_THREAD_CHECK(failures, views[b.queue].wait_published(b.first + i));
-        views[b.queue].read(b.first + i, &item, sizeof(Item));
-        views[b.queue].release(b.first + i);
+        if (b.handed_off) {
+          std::memcpy(&item, slot.item, sizeof(Item));
+          slot.clear();
+        } else {
+          APIARY_THREAD_CHECK(failures, views[b.queue].wait_published(b.first + i));
+          views[b.queue].read(b.first + i, &item, sizeof(Item));
+          views[b.queue].release(b.first + i);
+        }
         run_task(b.queue, item);
       }
       if (phase != no_phase) running_in_phase[phase].fetch_sub(1);
-      pc.finish(b.queue, b.count);
+      finish_batch(views.data(), pc, slot, b);
     }
   }
 
@@ -147,9 +176,12 @@ struct Sim {
 TEST_CASE("phase controller: phases, phaseless joins and parked tasks under 8 threads", "[phases][stress]") {
   ErrorWord unused{};
   const auto roots = static_cast<std::uint32_t>(scaled(200'000));
+  const bool handoff = GENERATE(false, true);
   Sim sim(false, 1, roots, &unused);
+  sim.handoff = handoff;
   sim.run();
-  INFO(sim.failures.first);
+  INFO("hand-off " << handoff << ": " << sim.failures.first);
+  REQUIRE((sim.handed_off > 0) == handoff);
   REQUIRE(sim.failures.count == 0);
   REQUIRE(sim.state.error.code == 0);
   REQUIRE(sim.controller().status() == RunStatus::finished);
@@ -158,6 +190,7 @@ TEST_CASE("phase controller: phases, phaseless joins and parked tasks under 8 th
   REQUIRE(sim.executed[C] == 2 * roots);
   REQUIRE(sim.executed[D] == 2 * roots);
   REQUIRE(sim.executed[J] == roots);
+  for (std::uint32_t q = 0; q < num_queues; ++q) REQUIRE(sim.queues[q].counters->executed == sim.executed[q]);
   REQUIRE(sim.ws.view.parked_hint() == 0);
   REQUIRE(PhaseWord::unpack(sim.state.phase_word).epoch == 2);  // phase 0 -> 1 -> 2
 }
@@ -179,9 +212,12 @@ TEST_CASE("phase controller: cyclic phases run until every queue is empty", "[ph
   ErrorWord unused{};
   const std::uint32_t cycles = 12;
   const auto roots = static_cast<std::uint32_t>(scaled(20'000));
+  const bool handoff = GENERATE(false, true);
   Sim sim(true, cycles, roots, &unused);
+  sim.handoff = handoff;
   sim.run();
-  INFO(sim.failures.first);
+  INFO("hand-off " << handoff << ": " << sim.failures.first);
+  REQUIRE((sim.handed_off > 0) == handoff);
   REQUIRE(sim.failures.count == 0);
   REQUIRE(sim.state.error.code == 0);
   REQUIRE(sim.controller().status() == RunStatus::finished);
@@ -195,4 +231,57 @@ TEST_CASE("phase controller: cyclic phases run until every queue is empty", "[ph
   REQUIRE(sim.executed[J] == a);
   // Three phases per cycle: 3 * cycles - 1 phase changes.
   REQUIRE(PhaseWord::unpack(sim.state.phase_word).epoch == 3 * cycles - 1);
+}
+
+TEST_CASE("hand-off slot: exactly one taker per lap under 8 threads, only for accepted queues", "[handoff][stress]") {
+  SimHandoff slot{};
+  slot.reset();
+  slot.accept = std::uint64_t(1) << C;
+  REQUIRE_FALSE(slot.try_take(D));  // not accepted
+  const unsigned threads = stress_threads();
+  const std::uint32_t laps = static_cast<std::uint32_t>(scaled(20'000));
+  std::atomic<std::uint32_t> lap{0}, arrived{0};
+  std::atomic<std::uint64_t> wins{0};
+  std::vector<std::uint32_t> winners(laps, 0);
+  run_threads(threads, [&](unsigned) {
+    for (std::uint32_t l = 0; l < laps; ++l) {
+      while (lap.load(std::memory_order_acquire) != l) std::this_thread::yield();
+      if (slot.try_take(C)) {
+        wins.fetch_add(1);
+        ++winners[l];
+      }
+      // The last thread of the lap checks and clears the slot, then opens the next lap.
+      if (arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == threads) {
+        arrived.store(0, std::memory_order_relaxed);
+        if (slot.full()) slot.clear();
+        lap.store(l + 1, std::memory_order_release);
+      }
+    }
+  });
+  REQUIRE(wins == laps);
+  REQUIRE(std::count(winners.begin(), winners.end(), 1u) == std::ptrdiff_t(laps));
+}
+
+TEST_CASE("hand-off accounting: the handed-off task is counted before the batch's tasks leave", "[handoff]") {
+  ErrorWord unused{};
+  Sim sim(false, 1, 1, &unused);
+  PhaseController pc = sim.controller();
+  // Two phase-0 tasks (A) are pending; a batch of both hands off one phaseless J.
+  pc.add_pending(A, 2);
+  pc.finish_handing_off(A, 2, J);
+  REQUIRE(sim.state.pending[0].value == 1);   // J counted
+  REQUIRE(sim.state.pending[1].value == 0);   // both A left
+  REQUIRE(sim.state.pending_total.value == 1);
+  // J hands off another J: nothing changes.
+  pc.finish_handing_off(J, 1, J);
+  REQUIRE(sim.state.pending[0].value == 1);
+  REQUIRE(sim.state.pending_total.value == 1);
+  // Three J, one handed off to a J: two leave.
+  pc.add_pending(J, 2);
+  pc.finish_handing_off(J, 3, J);
+  REQUIRE(sim.state.pending[0].value == 1);
+  REQUIRE(sim.state.pending_total.value == 1);
+  pc.finish(J, 1);
+  REQUIRE(sim.state.pending_total.value == 0);
+  REQUIRE(sim.state.progress == 4);
 }

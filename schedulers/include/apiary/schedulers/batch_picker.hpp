@@ -20,6 +20,7 @@ struct Batch {
   std::uint64_t first = 0;   // first ticket
   PhaseWord phase{no_phase, 0};
   bool stop = false;         // the run is over (finished, stopped, aborted or failed)
+  bool handed_off = false;   // one task from the block's hand-off slot (handoff.hpp), not from the queue
 };
 
 // max_items(q, available) -> how many tasks to claim from queue q at once.

@@ -9,8 +9,10 @@
 #include <apiary/device_graph.hpp>
 #include <apiary/error.hpp>
 #include <apiary/graph.hpp>
+#include <apiary/handoff.hpp>
 #include <apiary/phase_table.hpp>
 #include <apiary/schedulers/batch_picker.hpp>
+#include <apiary/schedulers/handoff_batches.hpp>
 #include <apiary/worker.cuh>
 
 #include <algorithm>
@@ -22,6 +24,7 @@ namespace apiary {
 struct BlockLayout {
   std::uint32_t block_threads = 0;
   std::uint32_t max_rounds = 8;                 // tasks per worker per batch, at most
+  bool handoff = true;                          // Config::handoff
   std::uint32_t trace_slot_bytes = 0;           // per-worker trace index area (tracing only)
   std::uint32_t task_shared_offset = 0;         // where task shared memory starts
   std::uint32_t slot_size[max_queues];
@@ -37,10 +40,39 @@ __device__ void dispatch_code(TypeList<Ts...>, std::uint32_t code, F&& f) {
   ((code == i++ ? (f.template operator()<Ts>(), 0) : 0), ...);
 }
 
+template <class Graph>
+using BlockHandoff = typename Context<Graph>::BlockHandoff;
+
+// Every thread of the worker copies task i of the batch into `raw`; then the place it came
+// from (its queue slot, or the block's hand-off slot) is freed. False if the run failed.
+template <class Item, std::uint32_t B>
+__device__ bool take_task(const QueueView& queue, Handoff<B>& handoff, const Batch& batch, std::uint32_t i,
+                          const Worker& worker, bool traced, void* raw, std::uint64_t& tag) {
+  const std::uint64_t ticket = batch.first + i;
+  if (batch.handed_off) {
+    copy_words(raw, handoff.item, sizeof(Item));
+    tag = traced ? handoff.tag : no_dependency;
+  } else {
+    if (!queue.wait_published(ticket)) return false;
+    queue.read(ticket, raw, sizeof(Item));
+    tag = traced ? queue.tag(ticket) : no_dependency;
+  }
+  // Free the slot as soon as every thread of the worker holds the item, before the task
+  // runs: a task that spawns into its own (nearly full) queue may be waiting for exactly
+  // this slot, so freeing it only after the batch could deadlock the block with itself.
+  if (worker.size() > 1) worker.sync();
+  if (worker.rank() == 0) {
+    if (batch.handed_off) handoff.clear();
+    else queue.release(ticket);
+  }
+  return true;
+}
+
 // One worker runs its share of a batch: tasks slot, slot + slots, ...
 template <class Graph, class T>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
-                                 std::byte* smem, std::uint32_t slot, std::uint32_t rank) {
+                                 BlockHandoff<Graph>& handoff, std::byte* smem, std::uint32_t slot,
+                                 std::uint32_t rank) {
   using Item = typename T::Item;
   const std::uint32_t q = batch.queue;
   const std::uint32_t size = g.table.worker_size[q];
@@ -53,16 +85,9 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   const std::int16_t phase = g.table.queue_phase[q] == no_phase ? phaseless_phase : std::int16_t(batch.phase.phase);
 
   for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q]) {
-    const std::uint64_t ticket = batch.first + i;
-    if (!queue.wait_published(ticket)) return;
     alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
-    queue.read(ticket, raw, sizeof(Item));
-    const std::uint64_t tag = traced ? queue.tag(ticket) : no_dependency;
-    // Free the slot as soon as every thread of the worker holds the item, before the task
-    // runs: a task that spawns into its own (nearly full) queue may be waiting for exactly
-    // this slot, so freeing it only after the batch could deadlock the block with itself.
-    if (size > 1) worker.sync();
-    if (rank == 0) queue.release(ticket);
+    std::uint64_t tag = no_dependency;
+    if (!take_task<Item>(queue, handoff, batch, i, worker, traced, raw, tag)) return;
     const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
 
     std::uint32_t task = no_task;
@@ -73,7 +98,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
       task = trace_index[slot];
       start = global_timer_ns();
     }
-    const Context<Graph> ctx(g, q, task);
+    const Context<Graph> ctx(g, q, task, &handoff);
     T{}(worker, item, ctx);
     if (traced) {
       worker.sync();
@@ -85,17 +110,19 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
 }
 
 template <class Graph>
-__device__ void run_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch, std::byte* smem) {
+__device__ void run_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
+                          BlockHandoff<Graph>& handoff, std::byte* smem) {
   const std::uint32_t q = batch.queue;
   const std::uint32_t slot = threadIdx.x / layout.slot_size[q];
   const std::uint32_t rank = threadIdx.x % layout.slot_size[q];
   if (slot >= layout.slots[q] || rank >= g.table.worker_size[q]) return;
   dispatch_code(typename GraphTraits<Graph>::Codes{}, g.table.code[q],
-                [&]<class T>() { run_worker_tasks<Graph, T>(g, layout, batch, smem, slot, rank); });
+                [&]<class T>() { run_worker_tasks<Graph, T>(g, layout, batch, handoff, smem, slot, rank); });
 }
 
 }  // namespace detail
 
+using detail::BlockHandoff;
 using detail::run_batch;
 
 // Thread 0, before the block-wide barrier that publishes a batch: workers wider than a warp
@@ -108,17 +135,15 @@ __device__ inline void prepare_worker_barriers(const DeviceGraph& g, const Block
   for (std::uint32_t s = 0; s < layout.slots[batch.queue]; ++s) init(&barriers[s], std::ptrdiff_t(size));
 }
 
-// All threads: run the batch (each worker frees its tasks' queue slots), report it finished. Ends with a
-// block-wide barrier, so `batch` may be overwritten afterwards.
+// All threads: run the batch (each worker frees its tasks' queue slots), report it finished
+// (counting the task it handed off, if any). Ends with a block-wide barrier, so `batch` may
+// be overwritten afterwards.
 template <class Graph>
-__device__ void execute_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch, std::byte* smem) {
-  run_batch<Graph>(g, layout, batch, smem);
+__device__ void execute_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
+                              BlockHandoff<Graph>& handoff, std::byte* smem) {
+  run_batch<Graph>(g, layout, batch, handoff, smem);
   __syncthreads();
-  const QueueView& queue = g.queues[batch.queue];
-  if (threadIdx.x == 0) {
-    DeviceAtomic<std::uint64_t>(queue.counters->executed).fetch_add(batch.count, mo::relaxed);
-    g.controller().finish(batch.queue, batch.count);
-  }
+  if (threadIdx.x == 0) finish_batch(g.queues, g.controller(), handoff, batch);
   __syncthreads();
 }
 
@@ -127,6 +152,7 @@ inline BlockLayout plan_blocks(const PhaseTable& table, const Config& config, bo
                                         std::uint32_t& dynamic_shared) {
   BlockLayout layout{};
   const std::uint32_t widest = (table.max_worker_size() + 31) / 32 * 32;
+  layout.handoff = config.handoff;
   layout.block_threads = config.megakernel.block_threads ? config.megakernel.block_threads : std::max(256u, widest);
   if (layout.block_threads < widest)
     throw InputError("megakernel.block_threads",

@@ -55,18 +55,30 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
   extern __shared__ __align__(16) std::byte smem[];
   __shared__ Batch batch;
   __shared__ std::uint32_t rotor;
+  __shared__ BlockHandoff<Graph> handoff;
   const DeviceGraph& g = params.graph;
   const BlockLayout& layout = params.layout;
-  if (threadIdx.x == 0) rotor = blockIdx.x % g.table.num_queues;
+  if (threadIdx.x == 0) {
+    rotor = blockIdx.x % g.table.num_queues;
+    handoff.reset();
+  }
   __syncthreads();
   for (;;) {
     if (threadIdx.x == 0) {
-      batch = next_batch(g, layout, rotor);
+      // A task handed off by the last batch runs first (in the same phase: the accepted
+      // queues stay). Otherwise any queue eligible in the new batch's phase may hand one off,
+      // since this block runs every task type.
+      if (next_handed_off(g.queues, g.controller(), handoff, batch, batch)) {
+        if (blockIdx.x == 0) g.drain_host_input();  // as next_batch does: block 0 takes host input
+      } else {
+        batch = next_batch(g, layout, rotor);
+        handoff.accept = layout.handoff && !batch.stop ? queues_eligible_in(g.table, batch.phase) : 0;
+      }
       if (!batch.stop) prepare_worker_barriers(g, layout, batch, smem);
     }
     __syncthreads();
     if (batch.stop) break;
-    execute_batch<Graph>(g, layout, batch, smem);
+    execute_batch<Graph>(g, layout, batch, handoff, smem);
   }
 }
 

@@ -81,15 +81,22 @@ template <class Graph>
 __global__ void timesliced_entry(const __grid_constant__ TimeslicedParams params) {
   extern __shared__ __align__(16) std::byte smem[];
   __shared__ Batch batch;
+  __shared__ BlockHandoff<Graph> handoff;
   const DeviceGraph& g = params.graph;
+  if (threadIdx.x == 0) {
+    handoff.reset();
+    // Only tasks of this kernel's own queue can be handed off: the block runs no other type.
+    handoff.accept = params.layout.handoff ? std::uint64_t(1) << params.queue : 0;
+  }
+  __syncthreads();
   for (;;) {
     if (threadIdx.x == 0) {
-      batch = next_timesliced_batch(g, params.layout, params.queue);
+      if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch)) batch = next_timesliced_batch(g, params.layout, params.queue);
       if (!batch.stop) prepare_worker_barriers(g, params.layout, batch, smem);
     }
     __syncthreads();
     if (batch.stop) break;
-    execute_batch<Graph>(g, params.layout, batch, smem);
+    execute_batch<Graph>(g, params.layout, batch, handoff, smem);
   }
 }
 

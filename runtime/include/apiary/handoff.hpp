@@ -1,0 +1,135 @@
+// A block's hand-off slot (the "LIFO slot" of Go's and Tokio's schedulers): the first task
+// that a single thread spawns during a batch, into a queue the block is allowed to run next,
+// stays in the block's shared memory and runs right after the batch instead of travelling
+// through its queue.
+//
+// Why: a hop through a queue is a chain of dependent L2 round trips and fences (reserve,
+// wait for the slot, publish, commit; then another block polls, claims, waits for the
+// publish, frees the slot) — about 4 us per hop on an H200 (docs/schedulers.md). A chain of
+// tasks, or an iterative graph whose tasks each release one successor, pays that on every
+// link. Only one task per block and batch takes the slot, and warp-aggregated spawns (several
+// lanes at once) never do, so fan-out still spreads over the grid through the queues.
+//
+// A hop through the slot touches no global memory in the common case:
+//  - Pending count: a handed-off task is not counted when it is spawned; the batch that
+//    spawned it counts it when it finishes (PhaseController::finish_handing_off), which is
+//    free when both are in the same phase. Sound because the spawning task stays pending
+//    until then, and schedulers only accept queues eligible in the batch's phase, which
+//    cannot end while the batch runs.
+//  - Statistics and heartbeat: the executed count and the watchdog's progress counter are
+//    added once per `check_every` hops (and when the chain ends).
+//  - Run status: read once per `check_every` hops, and at once after a task of this block
+//    called ctx.stop(). A stop or error from elsewhere may so let up to check_every - 1
+//    handed-off tasks run after it, as a batch claimed before the stop runs to its end.
+//
+// Header-only and __host__ __device__ so the CPU stress tests run the same code. On the
+// device the slot lives in shared memory and is accessed with shared-memory instructions:
+// the same accesses through generic addresses cost about 300 more cycles per hop in a
+// profiled build on an H200.
+#pragma once
+
+#include <apiary/platform.hpp>
+#include <apiary/queue.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace apiary {
+
+namespace detail {
+#if APIARY_DEVICE_CODE
+__device__ inline std::uint32_t shared_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ inline std::uint32_t block_load(const std::uint32_t& word) {
+  std::uint32_t v;
+  asm volatile("ld.relaxed.cta.shared.u32 %0, [%1];" : "=r"(v) : "r"(shared_address(&word)) : "memory");
+  return v;
+}
+__device__ inline void block_store(std::uint32_t& word, std::uint32_t v) {
+  asm volatile("st.relaxed.cta.shared.u32 [%0], %1;" ::"r"(shared_address(&word)), "r"(v) : "memory");
+}
+__device__ inline bool block_cas(std::uint32_t& word, std::uint32_t expected, std::uint32_t desired) {
+  std::uint32_t old;
+  asm volatile("atom.relaxed.cta.shared.cas.b32 %0, [%1], %2, %3;"
+               : "=r"(old)
+               : "r"(shared_address(&word)), "r"(expected), "r"(desired)
+               : "memory");
+  return old == expected;
+}
+#else
+using BlockAtomic = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_block>;
+inline std::uint32_t block_load(const std::uint32_t& word) {
+  return BlockAtomic(const_cast<std::uint32_t&>(word)).load(mo::relaxed);
+}
+inline void block_store(std::uint32_t& word, std::uint32_t v) { BlockAtomic(word).store(v, mo::relaxed); }
+inline bool block_cas(std::uint32_t& word, std::uint32_t expected, std::uint32_t desired) {
+  return BlockAtomic(word).compare_exchange_strong(expected, desired, mo::relaxed, mo::relaxed);
+}
+#endif
+}  // namespace detail
+
+template <std::uint32_t Bytes>
+struct Handoff {
+  static constexpr std::uint32_t item_bytes = Bytes;
+  static constexpr std::uint32_t check_every = 16;  // hops between reads of the run status
+
+  std::uint64_t accept;     // bit q: tasks of queue q may be handed off (set by the scheduler)
+  std::uint32_t taken;      // 0: empty; 1: a task was put (or is being put)
+  std::uint32_t queue;
+  std::uint64_t tag;        // dependency id, for traces
+  std::uint32_t stopping;   // a task of this block called ctx.stop()
+  std::uint32_t unchecked;  // hops since the run status was last read
+  std::uint32_t uncounted_queue;  // hops whose executed count is not yet added, and their queue
+  std::uint32_t uncounted;
+  alignas(8) std::byte item[Bytes];
+
+  // Before the first batch (shared memory starts undefined).
+  APIARY_HD void reset() {
+    accept = 0;
+    taken = 0;
+    stopping = 0;
+    unchecked = 0;
+    uncounted = 0;
+  }
+
+  // One thread: claims the slot for a task of queue q. False if q is not accepted or another
+  // thread of the block was first.
+  APIARY_HD bool try_take(std::uint32_t q) {
+    if (((accept >> q) & 1u) == 0) return false;
+    if (detail::block_load(taken) != 0) return false;  // cheap early out
+    return detail::block_cas(taken, 0u, 1u);
+  }
+
+  // The thread that took the slot writes the task (bytes <= Bytes, 8-byte aligned source).
+  // Readers see it after the block barrier that ends the batch.
+  APIARY_HD void put(std::uint32_t q, const void* source, std::uint32_t bytes, std::uint64_t dependency_tag) {
+    copy_words(item, source, bytes);
+    queue = q;
+    tag = dependency_tag;
+  }
+
+  // Read after a block barrier: whether a task waits here.
+  APIARY_HD bool full() const { return detail::block_load(taken) != 0; }
+
+  // The task that ran the handed-off item read it: the slot may take the next one.
+  APIARY_HD void clear() { detail::block_store(taken, 0u); }
+
+  // Thread 0, before a hand-off hop: whether the run status is due to be read.
+  APIARY_HD bool status_due() {
+    if (++unchecked < check_every) return false;
+    unchecked = 0;
+    return true;
+  }
+
+  // Thread 0: defers the executed count of a hop from queue q; false when the count must be
+  // added now (another queue's count is pending, or check_every hops were deferred).
+  APIARY_HD bool defer_count(std::uint32_t q) {
+    if (uncounted != 0 && (uncounted_queue != q || uncounted >= check_every)) return false;
+    uncounted_queue = q;
+    ++uncounted;
+    return true;
+  }
+};
+
+}  // namespace apiary

@@ -1,0 +1,86 @@
+// How a block-scheduled worker (a megakernel, timesliced or device-controller block, or a CPU
+// thread in the stress tests) runs the tasks handed off to it (runtime/.../handoff.hpp): which
+// queues it accepts, the batch of one that runs a handed-off task, and the batch epilogue that
+// counts a finished batch together with the task it handed off. Shared by the schedulers and
+// the host stress tests so both exercise the same code.
+#pragma once
+
+#include <apiary/handoff.hpp>
+#include <apiary/phase_table.hpp>
+#include <apiary/platform.hpp>
+#include <apiary/queue.hpp>
+#include <apiary/run_state.hpp>
+#include <apiary/schedulers/batch_picker.hpp>
+
+#include <cstdint>
+
+namespace apiary {
+
+// The queues a block that runs every task type may keep a spawned task of, while it runs a
+// batch in `phase`: every queue eligible in that phase, as a bit mask.
+APIARY_HD inline std::uint64_t queues_eligible_in(const PhaseTableView& table, PhaseWord phase) {
+  std::uint64_t mask = 0;
+  for (std::uint32_t q = 0; q < table.num_queues; ++q)
+    if (table.queue_phase[q] == no_phase || table.queue_phase[q] == phase.phase) mask |= std::uint64_t(1) << q;
+  return mask;
+}
+
+// The batch of one that runs the task handed off during `previous`. Its phase is still
+// current: nothing could end it while `previous` ran, and the handed-off task is pending.
+APIARY_HD inline Batch handed_off_batch(const Batch& previous, std::uint32_t queue) {
+  Batch batch;
+  batch.queue = queue;
+  batch.count = 1;
+  batch.phase = previous.phase;
+  batch.handed_off = true;
+  return batch;
+}
+
+// Adds the executed counts that hand-off hops deferred.
+template <std::uint32_t B>
+APIARY_HD void count_deferred(const QueueView* queues, Handoff<B>& handoff) {
+  if (handoff.uncounted == 0) return;
+  DeviceAtomic<std::uint64_t>(queues[handoff.uncounted_queue].counters->executed).fetch_add(handoff.uncounted, mo::relaxed);
+  handoff.uncounted = 0;
+}
+
+// After a batch: the task handed off during it, as the next batch (true). When the run is
+// ending, the task goes to its queue instead, where the report counts it as queued like every
+// task that did not run, and `next` stops. False if nothing was handed off. `previous` and
+// `next` may be the same object.
+template <std::uint32_t B>
+APIARY_HD bool next_handed_off(const QueueView* queues, const PhaseController& pc, Handoff<B>& handoff,
+                               const Batch& previous, Batch& next) {
+  if (!handoff.full()) return false;
+  const bool ending = handoff.stopping != 0 || (handoff.status_due() && !pc.running());
+  if (!ending) {
+    next = handed_off_batch(previous, handoff.queue);
+    return true;
+  }
+  count_deferred(queues, handoff);
+  const QueueView& queue = queues[handoff.queue];
+  queue.push_words(handoff.item, queue.stride, handoff.tag);  // may fail only on an error already raised
+  handoff.clear();
+  next = Batch{};
+  next.stop = true;
+  return true;
+}
+
+// One thread, after every worker finished `batch`: counts its tasks as executed and lets
+// them leave the pending counts, adding the task they handed off, if any. A hop from the
+// slot to the slot within one phase defers all of it (handoff.hpp).
+template <std::uint32_t B>
+APIARY_HD void finish_batch(const QueueView* queues, const PhaseController& pc, Handoff<B>& handoff,
+                            const Batch& batch) {
+  const bool handing_off = handoff.full();
+  const PhaseTableView& table = *pc.table;
+  if (batch.handed_off && handing_off && table.pending_slot(batch.queue) == table.pending_slot(handoff.queue) &&
+      handoff.defer_count(batch.queue))
+    return;
+  count_deferred(queues, handoff);
+  DeviceAtomic<std::uint64_t>(queues[batch.queue].counters->executed).fetch_add(batch.count, mo::relaxed);
+  if (handing_off) pc.finish_handing_off(batch.queue, batch.count, handoff.queue);
+  else pc.finish(batch.queue, batch.count);
+}
+
+}  // namespace apiary
