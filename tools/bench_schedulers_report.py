@@ -97,7 +97,7 @@ def metrics(records, s):
         if r["config"]["fan_in"] == 1:
             m["resolve_ns"] = r["ns_per_task"]
     for r in measured(records, "dependency_chain", s):
-        mode = r["config"]["mode"]
+        mode = r["config"]["mode"] + ("_queued" if r["config"].get("handoff") == "off" else "")
         m[f"chain_{mode}_ns"] = r["ns_per_task"]
         m[f"chain_{mode}_links"] = r["config"]["links"]
         if "us_per_round" in r:
@@ -116,7 +116,7 @@ def metrics(records, s):
             m["phase_rounds"] = r["rounds"]
             m["phase_round_us"] = r["median_ms"] * 1e3 / r["rounds"]
     for r in measured(records, "synthetic_tree", s):
-        mode = r["config"]["mode"]
+        mode = r["config"]["mode"] + ("_queued" if r["config"].get("handoff") == "off" else "")
         m[f"syn_{mode}"] = r
     return m
 
@@ -218,6 +218,8 @@ def device_section(device, records):
         row("resolve + release, k = 1 (ns per resolution)", "resolve_ns", lambda v: fmt(v, 2)),
         row("chain hop, spawn (µs per link)", "chain_spawn_ns", us),
         row("chain hop, dependency (µs per link)", "chain_dependency_ns", us),
+        row("chain hop, spawn, hand-off off (µs per link)", "chain_spawn_queued_ns", us),
+        row("chain hop, dependency, hand-off off (µs per link)", "chain_dependency_queued_ns", us),
         row("rounds of the dependency chain", "rounds_dependency", lambda v: f"{v:,}"),
         row("µs per round (dependency chain)", "round_dependency_us", lambda v: fmt(v, 2)),
         row("phase change, cyclic ping-pong (µs)", "phase_change_us", lambda v: fmt(v, 2)),

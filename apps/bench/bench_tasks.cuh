@@ -108,6 +108,7 @@ inline apiary::Config bench_config(const Options& o) {
   apiary::Config config;
   config.scheduler = o.scheduler;
   config.megakernel.block_threads = o.block_threads;
+  config.megakernel.blocks_per_sm = o.blocks_per_sm;
   return config;
 }
 

@@ -132,6 +132,8 @@ void bench_dependency_resolution(const Options& o, const Sink& sink) {
   }
 }
 
+namespace {
+
 // ---- dependency_chain ------------------------------------------------------------------
 //
 // One task at a time: link i spawns link i + 1 and ends. In "dependency" mode it spawns the
@@ -164,28 +166,37 @@ struct Link {
 
 using ChainGraph = apiary::PhaseQueue<apiary::Phaseless<Link>>;
 
+void time_chain(apiary::Runtime<ChainGraph>& rt, const Options& o, const Sink& sink, std::uint32_t links,
+                bool use_dependency, bool handoff) {
+  const std::vector<Link::Item> head{Link::Item{links, use_dependency ? 1u : 0u}};
+  Measurement m;
+  m.benchmark = "dependency_chain";
+  m.config = {Field::str("mode", use_dependency ? "dependency" : "spawn"), Field::num("links", links),
+              Field::num("block_threads", o.block_threads), Field::num("blocks_per_sm", o.blocks_per_sm),
+              Field::str("handoff", handoff ? "on" : "off")};
+  m.tasks = links;  // hops; the run executes links + 1 tasks
+  time_runs(
+      rt, o.repeats, m.benchmark, [&](auto& r) { r.template seed<Link>(head); },
+      [&](const apiary::Report& report) {
+        const std::string problem = expect_executed(report, Link::name, links + 1ull);
+        return problem.empty() ? expect_clean(report) : problem;
+      },
+      m);
+  sink(m);
+}
+
+}  // namespace
+
 void bench_dependency_chain(const Options& o, const Sink& sink) {
   const std::uint32_t links = o.quick ? 2000 : 10000;  // the issue's chain of 10^4 tasks
   apiary::Config config = bench_config(o);
   config.queue_capacity = 1024;
   config.dependency_capacity = links;
   config.waiting_storage_capacity = 1024;
-  apiary::Runtime<ChainGraph> rt{config};
-  for (const bool use_dependency : {false, true}) {
-    const std::vector<Link::Item> head{Link::Item{links, use_dependency ? 1u : 0u}};
-    Measurement m;
-    m.benchmark = "dependency_chain";
-    m.config = {Field::str("mode", use_dependency ? "dependency" : "spawn"), Field::num("links", links),
-                Field::num("block_threads", o.block_threads)};
-    m.tasks = links;  // hops; the run executes links + 1 tasks
-    time_runs(
-        rt, o.repeats, m.benchmark, [&](auto& r) { r.template seed<Link>(head); },
-        [&](const apiary::Report& report) {
-          const std::string problem = expect_executed(report, Link::name, links + 1ull);
-          return problem.empty() ? expect_clean(report) : problem;
-        },
-        m);
-    sink(m);
+  for (const bool handoff : {true, false}) {
+    config.handoff = handoff;
+    apiary::Runtime<ChainGraph> rt{config};
+    for (const bool use_dependency : {false, true}) time_chain(rt, o, sink, links, use_dependency, handoff);
   }
 }
 

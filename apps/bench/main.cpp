@@ -1,7 +1,7 @@
 // apiary-bench-runtime: what the runtime's scheduling costs per task, per scheduler.
 //
 //   apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]
-//                        [--block-threads N] [--scheduler NAME[,NAME...]|all] [--no-baselines]
+//                        [--block-threads N] [--blocks-per-sm N] [--scheduler NAME[,NAME...]|all] [--no-baselines]
 //                        [--synthetic-dir DIR] [--trace-dir DIR]
 //   apiary-bench-runtime --bound TRACE.json CONFIG.json   (no GPU: the synthetic_tree bound of a
 //                                                           saved trace, one JSON line)
@@ -19,6 +19,7 @@
 // passed, 1 when a measurement failed its check, 2 for bad arguments, 3 without a usable GPU.
 #include "bench.hpp"
 
+#include <apiary/commit_stamp.hpp>
 #include <apiary/error.hpp>
 
 #include <cuda_runtime_api.h>
@@ -33,9 +34,6 @@
 #include <sstream>
 #include <string>
 
-#ifndef APIARY_GIT_COMMIT
-#define APIARY_GIT_COMMIT "unknown"
-#endif
 #ifndef APIARY_SOURCE_DIR
 #define APIARY_SOURCE_DIR "."
 #endif
@@ -61,7 +59,7 @@ const char* const groups[] = {"baselines",        "empty_tasks", "empty_tasks_sp
 
 void usage(std::ostream& out) {
   out << "usage: apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]\n"
-         "                            [--block-threads N] [--scheduler NAME[,NAME...]|all] [--no-baselines]\n"
+         "                            [--block-threads N] [--blocks-per-sm N] [--scheduler NAME[,NAME...]|all] [--no-baselines]\n"
          "                            [--synthetic-dir DIR] [--trace-dir DIR]\n  groups:";
   for (const char* g : groups) out << " " << g;
   out << "\n  schedulers:";
@@ -96,6 +94,7 @@ Options parse(int argc, char** argv) {
       else if (arg == "--json") o.json_file = value();
       else if (arg == "--only") o.only = split(value());
       else if (arg == "--block-threads") o.block_threads = static_cast<std::uint32_t>(std::stoul(value()));
+      else if (arg == "--blocks-per-sm") o.blocks_per_sm = static_cast<std::uint32_t>(std::stoul(value()));
       else if (arg == "--scheduler") o.schedulers = apiary::parse_schedulers(value());
       else if (arg == "--no-baselines") o.baselines = false;
       else if (arg == "--synthetic-dir") o.synthetic_dir = value();
@@ -140,7 +139,7 @@ class Output {
   }
 
   nlohmann::json header(const std::string& benchmark) const {
-    nlohmann::json j = {{"benchmark", benchmark}, {"device", device_}, {"commit", APIARY_GIT_COMMIT}};
+    nlohmann::json j = {{"benchmark", benchmark}, {"device", device_}, {"commit", apiary::source_commit()}};
     if (!scheduler_.empty()) j["scheduler"] = scheduler_;
     return j;
   }
@@ -281,7 +280,8 @@ nlohmann::json summary(const Output& out) {
                    {"block_threads", r["config"]["block_threads"]},
                    {"launch", r.value("launch", "")}};
     } else if (bench == "dependency_chain") {
-      const std::string mode = r["config"].value("mode", "");
+      // The hand-off (the default) keys the plain mode; without it, "<mode>_queued".
+      const std::string mode = r["config"].value("mode", "") + (r["config"].value("handoff", "on") == "off" ? "_queued" : "");
       s["chain_ns_per_link"][mode] = r["ns_per_task"];
       if (r.contains("us_per_round")) s["chain_us_per_round"][mode] = r["us_per_round"];
     } else if (bench == "phase_rounds" && r.contains("us_per_phase_change")) {
@@ -459,7 +459,7 @@ int main(int argc, char** argv) {
   try {
     device = device_name();
   } catch (const apiary::CudaError& e) {
-    std::cout << nlohmann::json{{"benchmark", "setup"}, {"commit", APIARY_GIT_COMMIT}, {"error", e.what()}}.dump()
+    std::cout << nlohmann::json{{"benchmark", "setup"}, {"commit", apiary::source_commit()}, {"error", e.what()}}.dump()
               << std::endl;
     std::cerr << "error: " << e.what() << "; apiary-bench-runtime needs a GPU\n";
     return 3;
