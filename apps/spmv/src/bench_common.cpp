@@ -1,5 +1,6 @@
 #include "bench_common.hpp"
 
+#include <apiary/commit_stamp.hpp>
 #include <apiary/cuda_check.hpp>
 #include <apiary/error.hpp>
 #include <apiary/sparse/generators.hpp>
@@ -9,9 +10,6 @@
 #include <filesystem>
 #include <fstream>
 
-#ifndef APIARY_GIT_COMMIT
-#define APIARY_GIT_COMMIT "unknown"
-#endif
 
 namespace apiary::spmv {
 
@@ -109,7 +107,7 @@ nlohmann::json stats_json(const sparse::RowStats& s) {
           {"row_min", s.min}, {"row_max", s.max}, {"empty_rows", s.empty_rows}};
 }
 
-std::string git_commit() { return APIARY_GIT_COMMIT; }
+std::string git_commit() { return apiary::source_commit(); }
 
 JsonLines::JsonLines(const std::string& path) : file_(stdout), owned_(false) {
   if (!path.empty() && path != "-") {
