@@ -136,15 +136,23 @@ namespace {
 
 // ---- dependency_chain ------------------------------------------------------------------
 //
-// One task at a time: link i spawns link i + 1 and ends. In "dependency" mode it spawns the
-// next link with spawn_when on a fresh dependency and then resolves it itself, so every hop
-// parks, resolves and releases; in "spawn" mode it spawns the next link directly. The
-// time per link is the latency of a hop through the scheduler (nothing else runs).
+// One task at a time: link i spawns link i + 1 and ends. Modes: "spawn" spawns the next link
+// with ctx.spawn (always through the queue); "next" with ctx.spawn_next (a continuation: the
+// block's hand-off slot where it can); "dependency" spawns it with spawn_when on a fresh
+// dependency and then resolves that itself, so every hop parks, resolves and releases (the
+// release goes to the hand-off slot where it can). The time per link is the latency of a hop
+// through the scheduler (nothing else runs). Each mode runs with the hand-off on
+// (Config::handoff, the default) and off, in the same run.
+
+enum class ChainMode : std::uint32_t { spawn, next, dependency };
+inline const char* name_of(ChainMode m) {
+  return m == ChainMode::spawn ? "spawn" : m == ChainMode::next ? "next" : "dependency";
+}
 
 struct Link {
   struct Item {
     std::uint32_t remaining;
-    std::uint32_t use_dependency;
+    ChainMode mode;
   };
   static constexpr unsigned threads = 1;
   static constexpr unsigned shared_bytes = 0;
@@ -152,9 +160,13 @@ struct Link {
   template <class Ctx>
   __device__ void operator()(apiary::Worker, const Item& item, Ctx& ctx) const {
     if (item.remaining == 0) return;
-    const Item next{item.remaining - 1, item.use_dependency};
-    if (!item.use_dependency) {
+    const Item next{item.remaining - 1, item.mode};
+    if (item.mode == ChainMode::spawn) {
       ctx.template spawn<Link>(next);
+      return;
+    }
+    if (item.mode == ChainMode::next) {
+      ctx.template spawn_next<Link>(next);
       return;
     }
     apiary::Dependency* dep = ctx.new_dependency();
@@ -167,11 +179,11 @@ struct Link {
 using ChainGraph = apiary::PhaseQueue<apiary::Phaseless<Link>>;
 
 void time_chain(apiary::Runtime<ChainGraph>& rt, const Options& o, const Sink& sink, std::uint32_t links,
-                bool use_dependency, bool handoff) {
-  const std::vector<Link::Item> head{Link::Item{links, use_dependency ? 1u : 0u}};
+                ChainMode mode, bool handoff) {
+  const std::vector<Link::Item> head{Link::Item{links, mode}};
   Measurement m;
   m.benchmark = "dependency_chain";
-  m.config = {Field::str("mode", use_dependency ? "dependency" : "spawn"), Field::num("links", links),
+  m.config = {Field::str("mode", name_of(mode)), Field::num("links", links),
               Field::num("block_threads", o.block_threads), Field::num("blocks_per_sm", o.blocks_per_sm),
               Field::str("handoff", handoff ? "on" : "off")};
   m.tasks = links;  // hops; the run executes links + 1 tasks
@@ -196,7 +208,8 @@ void bench_dependency_chain(const Options& o, const Sink& sink) {
   for (const bool handoff : {true, false}) {
     config.handoff = handoff;
     apiary::Runtime<ChainGraph> rt{config};
-    for (const bool use_dependency : {false, true}) time_chain(rt, o, sink, links, use_dependency, handoff);
+    for (const ChainMode mode : {ChainMode::spawn, ChainMode::next, ChainMode::dependency})
+      time_chain(rt, o, sink, links, mode, handoff);
   }
 }
 

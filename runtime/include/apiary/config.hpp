@@ -10,7 +10,7 @@
 //     "watchdog_seconds": 10,
 //     "host_input_capacity": 65536,       // host-submitted tasks in flight (Runtime::submit)
 //     "trace": false, "trace_capacity": 1048576, "trace_event_capacity": 1048576,
-//     "handoff": true,                    // a block runs a lone spawned task itself (handoff.hpp)
+//     "handoff": true,                    // a block runs its continuations itself (handoff.hpp)
 //     "megakernel": {"block_threads": 0, "blocks_per_sm": 0},   // 0 = automatic
 //     "device_controller": {"pending_launches": 2048, "oversubscription": 1.5},
 //     "device": 0
@@ -52,9 +52,10 @@ struct Config {
   bool trace = false;
   std::uint64_t trace_capacity = 1u << 20;
   std::uint64_t trace_event_capacity = 1u << 20;
-  // A task spawned alone (not by several lanes at once) into a queue its block can run next
-  // stays in the block and runs right after the batch, skipping the queue round trip
-  // (runtime/include/apiary/handoff.hpp). Off: every task goes through its queue.
+  // A continuation (ctx.spawn_next) or a task released by ctx.resolve, enqueued alone (not by
+  // several lanes at once) into a queue its block can run next, stays in the block and runs
+  // right after the batch, skipping the queue round trip (runtime/include/apiary/handoff.hpp).
+  // Off: every task goes through its queue.
   bool handoff = true;
   MegakernelConfig megakernel;
   DeviceControllerConfig device_controller;

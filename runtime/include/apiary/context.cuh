@@ -46,16 +46,31 @@ class Context {
                      BlockHandoff* handoff = nullptr)
       : g_(&graph), queue_(queue), trace_task_(trace_task), handoff_(handoff) {}
 
-  // Enqueues a task of type U (declared graphs).
+  // Enqueues a task of type U (declared graphs). It may start at once on another block,
+  // while this task still runs.
   template <class U>
   __device__ void spawn(const typename U::Item& item) const {
-    enqueue(queue_of<U>(), &item, sizeof(item), no_dependency);
+    enqueue(queue_of<U>(), &item, sizeof(item), no_dependency, Route::queue);
   }
   // Enqueues an item into queue `queue` (data-driven graphs).
   template <class Item>
   __device__ void spawn_to(std::uint32_t queue, const Item& item) const {
     static_assert(std::is_trivially_copyable_v<Item>);
-    enqueue(queue, &item, sizeof(item), no_dependency);
+    enqueue(queue, &item, sizeof(item), no_dependency, Route::queue);
+  }
+
+  // Spawns this task's continuation: a task of type U that has nothing to do before this
+  // task ends (call it last). Where the scheduler can, it runs next in this block, skipping
+  // the queue round trip (the block's hand-off slot, handoff.hpp); otherwise it is queued as
+  // by spawn(). Either way it may start before this task returns, so it must not rely on that.
+  template <class U>
+  __device__ void spawn_next(const typename U::Item& item) const {
+    enqueue(queue_of<U>(), &item, sizeof(item), no_dependency, Route::handoff);
+  }
+  template <class Item>
+  __device__ void spawn_next_to(std::uint32_t queue, const Item& item) const {
+    static_assert(std::is_trivially_copyable_v<Item>);
+    enqueue(queue, &item, sizeof(item), no_dependency, Route::handoff);
   }
 
   // Spawns a task of type U that runs once `dep` received `n` resolutions (resolutions that
@@ -78,16 +93,18 @@ class Context {
         },
         [&] {
           record(DependencyEventKind::release, id, 0, queue);
-          enqueue(queue, &item, sizeof(Item), id);
+          enqueue(queue, &item, sizeof(Item), id, Route::queue);
         },
-        [&](std::uint32_t slot) { release(slot, id); });
+        [&](std::uint32_t slot) { release(slot, id, Route::queue); });
   }
 
-  // One resolution of `dep`; the resolution that completes it moves the waiting task to its queue.
+  // One resolution of `dep`; the resolution that completes it moves the waiting task to its
+  // queue, or, where the scheduler can, to this block's hand-off slot: its inputs are ready
+  // (dependencies are resolved once the work they guard is done), so it may as well run next here.
   __device__ void resolve(Dependency& dep) const {
     const std::uint64_t id = dependency_id(dep);
     record(DependencyEventKind::resolve, id, 0, no_task);
-    apiary::resolve(dep, [&](std::uint32_t slot) { release(slot, id); });
+    apiary::resolve(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); });
   }
 
   // Adds k expected resolutions to a dependency this task holds a count of (see dependency.hpp).
@@ -138,10 +155,15 @@ class Context {
     return q;
   }
 
+  // Where an enqueued task goes: its queue, or the block's hand-off slot if it is free and
+  // accepts the queue (continuations and released tasks only: a task spawned while its
+  // parent still works must stay free to start elsewhere).
+  enum class Route { queue, handoff };
+
   // Warp-aggregated enqueue: the threads of a warp that enqueue to the same queue at the same
-  // time reserve their tickets with one atomic and commit them with one more. A lone spawn
-  // goes to the block's hand-off slot instead when the scheduler accepts it there.
-  __device__ void enqueue(std::uint32_t q, const void* item, std::uint32_t bytes, std::uint64_t tag) const {
+  // time reserve their tickets with one atomic and commit them with one more. A lone task
+  // routed to the hand-off slot goes there instead when the scheduler accepts it.
+  __device__ void enqueue(std::uint32_t q, const void* item, std::uint32_t bytes, std::uint64_t tag, Route route) const {
     const QueueView& queue = g_->queues[q];
     const std::uint32_t active = __activemask();
     const std::uint32_t peers = __match_any_sync(active, q);
@@ -149,7 +171,7 @@ class Context {
     const std::uint32_t leader = __ffs(peers) - 1;
     const std::uint32_t rank = __popc(peers & ((1u << lane) - 1u));
     const std::uint32_t count = __popc(peers);
-    if (count == 1 && handoff_ != nullptr && handoff_->try_take(q)) {
+    if (route == Route::handoff && count == 1 && handoff_ != nullptr && handoff_->try_take(q)) {
       handoff_->put(q, item, bytes, tag);  // counted pending when this batch finishes
       return;
     }
@@ -174,11 +196,11 @@ class Context {
   }
 
   // Moves a parked task from the waiting storage to its queue.
-  __device__ void release(std::uint32_t slot, std::uint64_t id) const {
+  __device__ void release(std::uint32_t slot, std::uint64_t id, Route route) const {
     alignas(8) std::byte buffer[max_item_bytes];
     const std::uint32_t q = g_->waiting.extract(slot, buffer, max_item_bytes);
     record(DependencyEventKind::release, id, 0, q);
-    enqueue(q, buffer, g_->queues[q].stride, id);
+    enqueue(q, buffer, g_->queues[q].stride, id, route);
   }
 
   __device__ void record(DependencyEventKind kind, std::uint64_t id, std::int32_t count, std::uint32_t queue) const {

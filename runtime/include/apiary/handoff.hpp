@@ -1,7 +1,10 @@
-// A block's hand-off slot (the "LIFO slot" of Go's and Tokio's schedulers): the first task
-// that a single thread spawns during a batch, into a queue the block is allowed to run next,
+// A block's hand-off slot (after the "LIFO slot" of Go's and Tokio's schedulers): the first
+// continuation (ctx.spawn_next) or dependency-released task (the waiter a ctx.resolve frees)
+// that a single thread enqueues during a batch, into a queue the block is allowed to run next,
 // stays in the block's shared memory and runs right after the batch instead of travelling
-// through its queue.
+// through its queue. Plain spawns always go through the queue: a child spawned while its
+// parent still works must be free to start on another block (measured: handing those off too
+// made the 11-type synthetic tree's span 26% longer on an H200).
 //
 // Why: a hop through a queue is a chain of dependent L2 round trips and fences (reserve,
 // wait for the slot, publish, commit; then another block polls, claims, waits for the

@@ -464,7 +464,7 @@ struct ChainJob {
   std::uint32_t* ran;     // per link: how often it ran
   std::uint32_t* block;   // per link: the block that ran it
 };
-// A chain: link i spawns link i + 1 from one thread, so each spawn is a lone one.
+// A chain: link i spawns link i + 1 as its continuation, from one thread.
 template <unsigned Threads>
 struct ChainLink {
   using Item = ChainJob;
@@ -480,7 +480,7 @@ struct ChainLink {
     if (job.index + 1 < job.links) {
       ChainJob next = job;
       ++next.index;
-      ctx.template spawn<ChainLink>(next);
+      ctx.template spawn_next<ChainLink>(next);
     }
   }
 };
@@ -502,7 +502,7 @@ Report run_chain(Scheduler scheduler, bool handoff, std::uint32_t links, std::ui
   return report;
 }
 
-TEST_CASE("a lone spawn runs in the block that spawned it; results equal those through the queues",
+TEST_CASE("a continuation runs in the block that spawned it; results equal those through the queues",
           "[gpu][handoff]") {
   const Scheduler scheduler = each_scheduler();
   const bool handoff = GENERATE(true, false);
