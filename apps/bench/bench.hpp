@@ -21,6 +21,7 @@ struct Options {
   int repeats = 7;                     // timed runs per measurement (after one warm-up run)
   std::uint32_t block_threads = 0;     // megakernel block size where no sweep runs (0: automatic)
   std::uint32_t blocks_per_sm = 0;     // megakernel blocks per SM (0: as many as fit)
+  bool handoff = true;                 // Config::handoff (dependency_chain measures both)
   std::string json_file;               // JSON lines are appended here as well as to stdout
   std::vector<std::string> only;       // benchmark groups to run (empty: all)
   std::vector<apiary::Scheduler> schedulers{apiary::Scheduler::megakernel};  // --scheduler, in order

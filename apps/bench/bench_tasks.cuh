@@ -109,6 +109,7 @@ inline apiary::Config bench_config(const Options& o) {
   config.scheduler = o.scheduler;
   config.megakernel.block_threads = o.block_threads;
   config.megakernel.blocks_per_sm = o.blocks_per_sm;
+  config.handoff = o.handoff;
   return config;
 }
 

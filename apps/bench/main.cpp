@@ -1,7 +1,7 @@
 // apiary-bench-runtime: what the runtime's scheduling costs per task, per scheduler.
 //
 //   apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]
-//                        [--block-threads N] [--blocks-per-sm N] [--scheduler NAME[,NAME...]|all] [--no-baselines]
+//                        [--block-threads N] [--blocks-per-sm N] [--handoff on|off] [--scheduler NAME[,NAME...]|all] [--no-baselines]
 //                        [--synthetic-dir DIR] [--trace-dir DIR]
 //   apiary-bench-runtime --bound TRACE.json CONFIG.json   (no GPU: the synthetic_tree bound of a
 //                                                           saved trace, one JSON line)
@@ -59,7 +59,7 @@ const char* const groups[] = {"baselines",        "empty_tasks", "empty_tasks_sp
 
 void usage(std::ostream& out) {
   out << "usage: apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]\n"
-         "                            [--block-threads N] [--blocks-per-sm N] [--scheduler NAME[,NAME...]|all] [--no-baselines]\n"
+         "                            [--block-threads N] [--blocks-per-sm N] [--handoff on|off] [--scheduler NAME[,NAME...]|all] [--no-baselines]\n"
          "                            [--synthetic-dir DIR] [--trace-dir DIR]\n  groups:";
   for (const char* g : groups) out << " " << g;
   out << "\n  schedulers:";
@@ -95,6 +95,11 @@ Options parse(int argc, char** argv) {
       else if (arg == "--only") o.only = split(value());
       else if (arg == "--block-threads") o.block_threads = static_cast<std::uint32_t>(std::stoul(value()));
       else if (arg == "--blocks-per-sm") o.blocks_per_sm = static_cast<std::uint32_t>(std::stoul(value()));
+      else if (arg == "--handoff") {
+        const std::string v = value();
+        if (v != "on" && v != "off") throw apiary::InputError("--handoff", "takes on or off, not '" + v + "'");
+        o.handoff = v == "on";
+      }
       else if (arg == "--scheduler") o.schedulers = apiary::parse_schedulers(value());
       else if (arg == "--no-baselines") o.baselines = false;
       else if (arg == "--synthetic-dir") o.synthetic_dir = value();
@@ -131,7 +136,7 @@ Options parse(int argc, char** argv) {
 // Writes records to stdout and the JSON lines file, and keeps them for the summary.
 class Output {
  public:
-  Output(const Options& o, std::string device) : device_(std::move(device)) {
+  Output(const Options& o, std::string device) : device_(std::move(device)), handoff_(o.handoff) {
     if (!o.json_file.empty()) {
       file_.open(o.json_file, std::ios::app);
       if (!file_) throw std::runtime_error("cannot open " + o.json_file + " for appending");
@@ -141,6 +146,7 @@ class Output {
   nlohmann::json header(const std::string& benchmark) const {
     nlohmann::json j = {{"benchmark", benchmark}, {"device", device_}, {"commit", apiary::source_commit()}};
     if (!scheduler_.empty()) j["scheduler"] = scheduler_;
+    if (!handoff_) j["handoff"] = "off";  // --handoff off (the default, on, is not repeated)
     return j;
   }
   // The scheduler the following records were measured under ("" = none: baselines, summary).
@@ -158,6 +164,7 @@ class Output {
  private:
   std::string device_;
   std::string scheduler_;
+  bool handoff_ = true;
   std::ofstream file_;
   std::vector<nlohmann::json> records_;
 };
