@@ -285,3 +285,49 @@ TEST_CASE("hand-off accounting: the handed-off task is counted before the batch'
   REQUIRE(sim.state.pending_total.value == 0);
   REQUIRE(sim.state.progress == 4);
 }
+
+TEST_CASE("hand-off: a task held when the run ends goes to its queue, with the deferred counts", "[handoff]") {
+  ErrorWord unused{};
+  Sim sim(false, 1, 1, &unused);
+  const PhaseController pc = sim.controller();
+  SimHandoff slot{};
+  slot.reset();
+  slot.accept = ~std::uint64_t(0);
+  const Batch previous = handed_off_batch(Batch{}, J);
+
+  SECTION("a stop from elsewhere is seen within check_every hops") {
+    pc.set_status(RunStatus::stopped);
+    std::uint32_t hops = 0;
+    Batch next;
+    for (;;) {
+      REQUIRE(slot.try_take(J));
+      const Item item{hops, 0, 0};
+      slot.put(J, &item, sizeof(item), 0);
+      REQUIRE(next_handed_off(sim.views.data(), pc, slot, previous, next));
+      if (next.stop) break;
+      REQUIRE(next.handed_off);
+      REQUIRE(next.queue == J);
+      slot.clear();  // the worker read it
+      REQUIRE(slot.defer_count(J));
+      ++hops;
+    }
+    REQUIRE(hops < SimHandoff::check_every);
+    REQUIRE_FALSE(slot.full());
+    REQUIRE(sim.queues[J].counters->executed == hops);  // the deferred counts were added
+    Item out{};
+    REQUIRE(sim.views[J].pop(out));  // the held task went to its queue
+    REQUIRE(out.depth == hops);
+  }
+  SECTION("a stop by a task of this block ends the chain at once") {
+    REQUIRE(slot.try_take(J));
+    const Item item{5, 0, 0};
+    slot.put(J, &item, sizeof(item), 0);
+    slot.stopping = 1;  // what ctx.stop() sets in the block's slot
+    Batch next;
+    REQUIRE(next_handed_off(sim.views.data(), pc, slot, previous, next));
+    REQUIRE(next.stop);
+    Item out{};
+    REQUIRE(sim.views[J].pop(out));
+    REQUIRE(out.depth == 5);
+  }
+}
