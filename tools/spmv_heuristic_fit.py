@@ -22,7 +22,7 @@ import json
 import math
 import sys
 
-DEFAULT_RESULTS = "docs/results/nvidia-h200-spmv-5d10c1e.json"
+DEFAULT_RESULTS = "docs/results/nvidia-h200-spmv.json"
 
 
 def load(path):
@@ -44,7 +44,8 @@ def load(path):
 def stats_of(rec):
     mean = rec["row_mean"]
     return {"rows": rec["rows"], "cols": rec["cols"], "nnz": rec["nnz"], "mean": mean, "std": rec["row_std"],
-            "max": rec["row_max"], "cv": rec["row_std"] / mean if mean > 0 else 0.0}
+            "max": rec["row_max"], "cv": rec["row_std"] / mean if mean > 0 else 0.0,
+            "value_bytes": 8 if rec["precision"] == "fp64" else 4}
 
 
 # --- rules (keep 'fitted' in step with select_schedule() in apps/spmv/src/spmv_plan.cu) ---
@@ -59,10 +60,14 @@ def rule_seed(s):
 
 
 FITTED = {"cv_irregular": 0.5, "nnz_multi_phase": 1e5, "nnz_large": 1e7, "mean_warp": 32.0, "mean_virtual_warp": 8.0}
+# fp64 only: where the shape rules say multi-phase on >= nnz_large non-zeros, dynamic virtual
+# warps unless max row > this x mean. Fitted on docs/results/nvidia-h200-spmv.json (563ff3f):
+# 1000..4000 all predict fp64 1.13-1.14x (rule/best 0.95-0.96); 8000 lets longrows_2m in.
+MAX_OVER_MEAN_DOUBLE_LARGE = 2000.0
 
 
 def make_fitted(cv_irregular, nnz_multi_phase, nnz_large, mean_warp, mean_virtual_warp):
-    def rule(s):
+    def by_shape(s):
         if s["cv"] > cv_irregular:  # skewed: balance by non-zeros once there is enough work
             return "multi_phase" if s["nnz"] >= nnz_multi_phase else "warp_mapped"
         if s["mean"] >= mean_warp:  # long, even rows: a warp per row
@@ -70,10 +75,21 @@ def make_fitted(cv_irregular, nnz_multi_phase, nnz_large, mean_warp, mean_virtua
         if s["mean"] >= mean_virtual_warp:  # medium rows: multi-phase when large, else 4 lanes per row
             return "multi_phase" if s["nnz"] >= nnz_large else "virtual_warp"
         return "thread_mapped"  # short, even rows: a thread per row
+    return by_shape
+
+
+def make_precision_aware(shape_rule, nnz_large, max_over_mean):
+    def rule(s):
+        choice = shape_rule(s)
+        if (s["value_bytes"] >= 8 and choice == "multi_phase" and s["nnz"] >= nnz_large
+                and s["max"] <= max_over_mean * s["mean"]):
+            return "dynamic_virtual_warp"
+        return choice
     return rule
 
 
-RULES = {"seed": rule_seed, "fitted": make_fitted(**FITTED)}
+RULES = {"seed": rule_seed, "shape_only": make_fitted(**FITTED),
+         "fitted": make_precision_aware(make_fitted(**FITTED), FITTED["nnz_large"], MAX_OVER_MEAN_DOUBLE_LARGE)}
 
 
 def is_baseline(schedule):

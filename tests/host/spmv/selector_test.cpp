@@ -1,0 +1,47 @@
+// The schedule selector's rules (apps/spmv/src/spmv_plan.cu, docs/spmv.md "The selector
+// heuristic"), one case per rule, including the fp64-only rule for large matrices.
+#include "spmv.hpp"
+
+#include <catch2/catch.hpp>
+
+using apiary::balance::ScheduleKind;
+using apiary::spmv::select_schedule;
+using apiary::spmv::selection_reason;
+
+namespace {
+apiary::sparse::RowStats shape(std::int64_t rows, double mean, double stddev, std::int64_t max) {
+  apiary::sparse::RowStats s;
+  s.rows = rows;
+  s.cols = rows;
+  s.mean = mean;
+  s.stddev = stddev;
+  s.max = max;
+  s.min = 0;
+  s.nnz = static_cast<std::int64_t>(mean * static_cast<double>(rows));
+  return s;
+}
+}  // namespace
+
+TEST_CASE("selector: the shape rules, the same for both precisions below 1e7 non-zeros", "[spmv][selector]") {
+  for (const std::size_t bytes : {std::size_t(4), std::size_t(8)}) {
+    INFO("value bytes " << bytes);
+    CHECK(select_schedule(shape(1'000'000, 5, 0.1, 6), bytes) == ScheduleKind::thread_mapped);
+    CHECK(select_schedule(shape(100'000, 16, 1, 20), bytes) == ScheduleKind::virtual_warp);
+    CHECK(select_schedule(shape(100'000, 50, 5, 70), bytes) == ScheduleKind::warp_mapped);
+    CHECK(select_schedule(shape(1'000'000, 5, 6, 800), bytes) == ScheduleKind::multi_phase);  // skewed
+    CHECK(select_schedule(shape(5'000, 5, 6, 800), bytes) == ScheduleKind::warp_mapped);      // skewed, small
+  }
+}
+
+TEST_CASE("selector: fp64 on >= 1e7 non-zeros uses dynamic virtual warps unless a row is huge", "[spmv][selector]") {
+  const auto even_large = shape(5'000'000, 16, 0.5, 16);        // 8e7 non-zeros (regular16_5m-like)
+  const auto skewed_large = shape(3'800'000, 4.8, 5.4, 770);    // cit_patents-like
+  const auto huge_row = shape(5'500'000, 9.6, 620, 1'150'000);  // circuit5M-like: max/mean 120,000
+  CHECK(select_schedule(even_large, 4) == ScheduleKind::multi_phase);
+  CHECK(select_schedule(even_large, 8) == ScheduleKind::dynamic_virtual_warp);
+  CHECK(select_schedule(skewed_large, 4) == ScheduleKind::multi_phase);
+  CHECK(select_schedule(skewed_large, 8) == ScheduleKind::dynamic_virtual_warp);
+  CHECK(select_schedule(huge_row, 8) == ScheduleKind::multi_phase);
+  CHECK_THAT(selection_reason(even_large, 8), Catch::Contains("fp64"));
+  CHECK_THAT(selection_reason(even_large, 4), !Catch::Contains("fp64"));
+}
