@@ -20,6 +20,12 @@ struct QueueRange {
   std::uint32_t end = 0;
   APIARY_HD bool contains(std::uint32_t q) const { return q >= begin && q < end; }
   APIARY_HD std::uint32_t size() const { return end - begin; }
+  // The queues of the range as a bit mask (bit q).
+  APIARY_HD std::uint64_t mask() const {
+    if (size() == 0) return 0;
+    const std::uint64_t ones = size() >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << size()) - 1;
+    return ones << begin;
+  }
 };
 
 // What a scheduler needs to know about one queue.
@@ -48,6 +54,17 @@ struct PhaseTableView {
 
   // Counter slot of a queue's phase: 0 for phaseless, phase + 1 otherwise.
   APIARY_HD std::uint32_t pending_slot(std::uint32_t q) const { return std::uint32_t(queue_phase[q] + 1); }
+
+  // Whether tasks of queue q may run while `phase` is current (no_phase: none is).
+  APIARY_HD bool runs_in(std::uint32_t q, std::int32_t phase) const {
+    return queue_phase[q] == no_phase || queue_phase[q] == phase;
+  }
+  // The same for every queue at once, as a bit mask (bit q): the phaseless queues and the
+  // phase's range (queues are numbered phaseless first, then phase by phase).
+  APIARY_HD std::uint64_t queues_running_in(std::int32_t phase) const {
+    const std::uint64_t of_phase = phase >= 0 && std::uint32_t(phase) < num_phases ? phases[phase].mask() : 0;
+    return phaseless.mask() | of_phase;
+  }
 };
 
 class PhaseTable {

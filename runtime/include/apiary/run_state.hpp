@@ -94,10 +94,7 @@ struct PhaseController {
 
   APIARY_HD PhaseWord current() const { return PhaseWord::unpack(load_acquire(state->phase_word)); }
 
-  APIARY_HD bool eligible(std::uint32_t q, PhaseWord now) const {
-    const std::int32_t phase = table->queue_phase[q];
-    return phase == no_phase || phase == now.phase;
-  }
+  APIARY_HD bool eligible(std::uint32_t q, PhaseWord now) const { return table->runs_in(q, now.phase); }
 
   APIARY_HD RunStatus status() const { return static_cast<RunStatus>(load_acquire(state->status)); }
 

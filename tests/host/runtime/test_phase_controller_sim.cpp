@@ -133,7 +133,7 @@ struct Sim {
               return static_cast<std::uint32_t>(available < 3 ? available : 3);
             },
             [&] { return ws.view.parked_hint(); });
-        slot.accept = handoff && !b.stop ? queues_eligible_in(table, b.phase) : 0;
+        slot.accept = handoff && !b.stop ? table.queues_running_in(b.phase.phase) : 0;
       }
       if (b.stop) return;
       if (b.count == 0) {

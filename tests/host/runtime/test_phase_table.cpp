@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
 using namespace apiary;
 
 namespace {
@@ -46,6 +49,26 @@ TEST_CASE("phase table: phaseless queues come first, empty phases are kept (skip
   REQUIRE(t.num_phases() == 3);
   REQUIRE(t.phases()[1].size() == 0);
   REQUIRE(t.cyclic());
+}
+
+TEST_CASE("phase table: the queues that run in a phase, one at a time and as a mask", "[phases]") {
+  // Two phaseless types, an empty phase 1, and 64 queues in all (the mask's full width).
+  std::vector<QueueLayout> queues{layout("Free0", no_phase), layout("Free1", no_phase), layout("A", 0),
+                                  layout("B", 0), layout("C", 2)};
+  for (std::size_t i = 0; queues.size() < max_queues; ++i) {
+    std::string name = std::to_string(i);
+    name.insert(0, 1, 'D');
+    queues.push_back(layout(name.c_str(), 3));
+  }
+  const PhaseTableView v = PhaseTable(queues, false).view();
+  for (std::int32_t phase = no_phase; phase <= 3; ++phase) {
+    INFO("phase " << phase);
+    const std::uint64_t mask = v.queues_running_in(phase);
+    for (std::uint32_t q = 0; q < v.num_queues; ++q) REQUIRE(((mask >> q) & 1u) == (v.runs_in(q, phase) ? 1u : 0u));
+  }
+  REQUIRE(v.queues_running_in(no_phase) == 0b11);
+  REQUIRE(v.queues_running_in(1) == 0b11);  // empty phase: only the phaseless queues
+  REQUIRE(v.queues_running_in(3) == (~std::uint64_t(0) << 5 | 0b11));
 }
 
 TEST_CASE("phase table: bad layouts are rejected with the type's name", "[phases]") {

@@ -132,9 +132,7 @@ __device__ void pdc_plan_and_launch(const PdcParams* p, PdcShared& sh, std::uint
   bool partial = false;
   if (active_queue) {
     const std::uint32_t slots = p->layout.slots[q];
-    const std::int32_t qp = g.table.queue_phase[q];
-    const bool eligible = qp == no_phase || qp == sh.phase;
-    const std::int64_t available = eligible ? g.queues[q].available_hint() : 0;
+    const std::int64_t available = g.table.runs_in(q, sh.phase) ? g.queues[q].available_hint() : 0;
     if (available > 0) {
       // Blocks this queue's tasks can use (as in the timesliced scheduler), less those running.
       const std::uint64_t blocks = (std::uint64_t(available) + slots - 1) / slots;

@@ -1,6 +1,6 @@
 // How a block-scheduled worker (a megakernel, timesliced or device-controller block, or a CPU
-// thread in the stress tests) runs the tasks handed off to it (runtime/.../handoff.hpp): which
-// queues it accepts, the batch of one that runs a handed-off task, and the batch epilogue that
+// thread in the stress tests) runs the tasks handed off to it (runtime/.../handoff.hpp): the
+// batch of one that runs a handed-off task, and the batch epilogue that
 // counts a finished batch together with the task it handed off. Shared by the schedulers and
 // the host stress tests so both exercise the same code.
 #pragma once
@@ -15,15 +15,6 @@
 #include <cstdint>
 
 namespace apiary {
-
-// The queues a block that runs every task type may keep a spawned task of, while it runs a
-// batch in `phase`: every queue eligible in that phase, as a bit mask.
-APIARY_HD inline std::uint64_t queues_eligible_in(const PhaseTableView& table, PhaseWord phase) {
-  std::uint64_t mask = 0;
-  for (std::uint32_t q = 0; q < table.num_queues; ++q)
-    if (table.queue_phase[q] == no_phase || table.queue_phase[q] == phase.phase) mask |= std::uint64_t(1) << q;
-  return mask;
-}
 
 // The batch of one that runs the task handed off during `previous`. Its phase is still
 // current: nothing could end it while `previous` ran, and the handed-off task is pending.

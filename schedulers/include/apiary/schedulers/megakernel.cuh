@@ -72,7 +72,7 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
         if (blockIdx.x == 0) g.drain_host_input();  // as next_batch does: block 0 takes host input
       } else {
         batch = next_batch(g, layout, rotor);
-        handoff.accept = layout.handoff && !batch.stop ? queues_eligible_in(g.table, batch.phase) : 0;
+        handoff.accept = layout.handoff && !batch.stop ? g.table.queues_running_in(batch.phase.phase) : 0;
       }
       if (!batch.stop) prepare_worker_barriers(g, layout, batch, smem);
     }

@@ -52,8 +52,7 @@ struct TimeslicedLaunch {
 // A round launches queue q's kernel when its task type may run in `phase` and it holds tasks.
 APIARY_HD inline bool round_launches(const PhaseTableView& table, std::uint32_t q, PhaseWord phase,
                                      std::int64_t available) {
-  const bool eligible = table.queue_phase[q] == no_phase || table.queue_phase[q] == phase.phase;
-  return eligible && available > 0;
+  return table.runs_in(q, phase.phase) && available > 0;
 }
 
 namespace detail {
