@@ -74,25 +74,7 @@ inline constexpr const char* pdc_needs_rdc =
 // A worker kernel: its blocks drain queue q in batches, then leave the active-warp counter.
 template <class Graph>
 __global__ void pdc_worker(const PdcParams* __restrict__ p, std::uint32_t q) {
-  extern __shared__ __align__(16) std::byte smem[];
-  __shared__ Batch batch;
-  __shared__ BlockHandoff<Graph> handoff;
-  const DeviceGraph& g = p->graph;
-  if (threadIdx.x == 0) {
-    handoff.reset();
-    // Only tasks of this kernel's own queue can be handed off: the block runs no other type.
-    handoff.accept = p->layout.handoff ? std::uint64_t(1) << q : 0;
-  }
-  __syncthreads();
-  for (;;) {
-    if (threadIdx.x == 0) {
-      if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch)) batch = next_timesliced_batch(g, p->layout, q);
-      if (!batch.stop) prepare_worker_barriers(g, p->layout, batch, smem);
-    }
-    __syncthreads();
-    if (batch.stop) break;
-    execute_batch<Graph>(g, p->layout, batch, handoff, smem);
-  }
+  drain_queue<Graph>(p->graph, p->layout, q);
   if (threadIdx.x == 0) {
     // Every batch of this block was reported finished before: a controller that sees the
     // counter at zero sees their pending counts too.

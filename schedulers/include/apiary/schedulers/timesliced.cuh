@@ -76,27 +76,33 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
   return batch;
 }
 
+// A block of a per-queue worker kernel (timesliced, and the device controller's workers):
+// runs batches of queue q, each task this block handed off first, until the queue is drained.
 template <class Graph>
-__global__ void timesliced_entry(const __grid_constant__ TimeslicedParams params) {
+__device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q) {
   extern __shared__ __align__(16) std::byte smem[];
   __shared__ Batch batch;
   __shared__ BlockHandoff<Graph> handoff;
-  const DeviceGraph& g = params.graph;
   if (threadIdx.x == 0) {
     handoff.reset();
     // Only tasks of this kernel's own queue can be handed off: the block runs no other type.
-    handoff.accept = params.layout.handoff ? std::uint64_t(1) << params.queue : 0;
+    handoff.accept = layout.handoff ? std::uint64_t(1) << q : 0;
   }
   __syncthreads();
   for (;;) {
     if (threadIdx.x == 0) {
-      if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch)) batch = next_timesliced_batch(g, params.layout, params.queue);
-      if (!batch.stop) prepare_worker_barriers(g, params.layout, batch, smem);
+      if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch)) batch = next_timesliced_batch(g, layout, q);
+      if (!batch.stop) prepare_worker_barriers(g, layout, batch, smem);
     }
     __syncthreads();
     if (batch.stop) break;
-    execute_batch<Graph>(g, params.layout, batch, handoff, smem);
+    execute_batch<Graph>(g, layout, batch, handoff, smem);
   }
+}
+
+template <class Graph>
+__global__ void timesliced_entry(const __grid_constant__ TimeslicedParams params) {
+  drain_queue<Graph>(params.graph, params.layout, params.queue);
 }
 
 // One thread, between two rounds (no worker runs): move host-submitted tasks into their
