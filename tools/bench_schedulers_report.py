@@ -131,6 +131,8 @@ def baselines(records):
     for r in measured(records, "graph_while"):
         b["graph_while_ns"] = r["ns_per_task"]
         b["graph_while_iterations"] = r["config"]["iterations"]
+    for r in measured(records, "host_round_trip"):
+        b["round_trip_" + ("tsk_round" if r["config"]["shape"] == "tsk_round" else r["config"]["wait"])] = r["ns_per_task"]
     for r in measured(records, "plain_kernel"):
         if r["config"]["worker_size"] == 32:
             b["plain32_tps"] = r["tasks_per_second"]
@@ -196,6 +198,11 @@ def device_section(device, records):
         if "graph_while_ns" in b:
             out.append(f"| CUDA graph WHILE loop, 1-kernel body ({b['graph_while_iterations']} iterations) | "
                        f"{fmt(b['graph_while_ns'], 0)} |")
+        for key, name in (("round_trip_event", "host round trip: launch an empty kernel, spin on its event"),
+                          ("round_trip_mapped", "host round trip: launch an empty kernel, spin on a mapped word it writes"),
+                          ("round_trip_tsk_round", "the timesliced round's launch shape with empty kernels")):
+            if key in b:
+                out.append(f"| {name} | {fmt(b[key], 0)} |")
         out.append("")
 
     if not scheds:

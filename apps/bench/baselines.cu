@@ -5,6 +5,12 @@
 //   graph_while   a CUDA graph whose conditional WHILE node runs a 1-kernel body N times: the
 //                 body kernel decrements a device counter and sets the loop condition with
 //                 cudaGraphSetConditional (CUDA 12.4+); ns per iteration;
+//   host_round_trip  what one host-driven round costs with nothing in it: per iteration the host
+//                 launches an empty <<<1, 32>>> kernel and waits until it ended, seen through
+//                 a spin on cudaEventQuery (`wait=event`) or on a word the kernel writes into
+//                 mapped host memory (`wait=mapped`); `shape=tsk_round` is the timesliced
+//                 round's launch shape with empty kernels (control kernel, event, host wait,
+//                 a worker kernel on its own stream that the next control kernel waits for);
 //   plain_kernel  one data-parallel kernel for all tasks (a worker of 1/32/256 threads per
 //                 item, each reading its item like the runtime's empty task): what the same
 //                 "tasks" cost with no scheduling at all.
@@ -31,6 +37,14 @@ __global__ void while_body(std::uint32_t* counter, cudaGraphConditionalHandle ha
   if (threadIdx.x == 0) {
     const std::uint32_t left = --*counter;
     cudaGraphSetConditional(handle, left > 0 ? 1u : 0u);
+  }
+}
+
+// host_round_trip, wait=mapped: the kernel publishes the iteration it belongs to.
+__global__ void publish_kernel(volatile std::uint64_t* word, std::uint64_t value) {
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    *word = value;
   }
 }
 
@@ -188,6 +202,75 @@ Measurement measure_graph_while(std::uint32_t iterations, int repeats) {
   std::uint32_t left = 1;
   APIARY_CUDA_CHECK(cudaMemcpy(&left, counter, sizeof(left), cudaMemcpyDeviceToHost));
   if (left != 0) throw Failure("graph_while", "counter ended at " + std::to_string(left) + ", expected 0");
+  return m;
+}
+
+Measurement measure_host_round_trips(const char* wait, std::uint32_t iterations, int repeats) {
+  const std::string how(wait);
+  Stream stream, worker;
+  Events events;
+  cudaEvent_t done = nullptr, worker_done = nullptr;
+  APIARY_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  APIARY_CUDA_CHECK(cudaEventCreateWithFlags(&worker_done, cudaEventDisableTiming));
+  std::uint64_t* mapped = nullptr;
+  APIARY_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&mapped), sizeof(std::uint64_t), cudaHostAllocMapped));
+  struct Guard {
+    cudaEvent_t a, b;
+    std::uint64_t* host;
+    ~Guard() {
+      cudaEventDestroy(a);
+      cudaEventDestroy(b);
+      cudaFreeHost(host);
+    }
+  } guard{done, worker_done, mapped};
+  std::uint64_t* device_word = nullptr;
+  APIARY_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_word), mapped, 0));
+  volatile std::uint64_t* word = mapped;
+  *word = 0;
+  std::uint64_t published = 0;
+
+  auto spin_event = [](cudaEvent_t e) {
+    cudaError_t status;
+    while ((status = cudaEventQuery(e)) == cudaErrorNotReady) {
+    }
+    APIARY_CUDA_CHECK(status);
+  };
+  Measurement m;
+  m.benchmark = "host_round_trip";
+  m.tasks = iterations;
+  m.baseline = "none";
+  if (how == "event") {
+    m.config = {Field::str("wait", "event"), Field::str("shape", "one kernel"), Field::num("iterations", iterations)};
+    m.ms = repeat(repeats, stream, events, [&] {
+      for (std::uint32_t i = 0; i < iterations; ++i) {
+        empty_kernel<<<1, 32, 0, stream.s>>>();
+        APIARY_CUDA_CHECK(cudaEventRecord(done, stream.s));
+        spin_event(done);
+      }
+    });
+  } else if (how == "mapped") {
+    m.config = {Field::str("wait", "mapped"), Field::str("shape", "one kernel"), Field::num("iterations", iterations)};
+    m.ms = repeat(repeats, stream, events, [&] {
+      for (std::uint32_t i = 0; i < iterations; ++i) {
+        publish_kernel<<<1, 32, 0, stream.s>>>(device_word, ++published);
+        APIARY_CUDA_CHECK(cudaGetLastError());
+        while (*word != published) {
+        }
+      }
+    });
+  } else {  // tsk_round
+    m.config = {Field::str("wait", "event"), Field::str("shape", "tsk_round"), Field::num("iterations", iterations)};
+    m.ms = repeat(repeats, stream, events, [&] {
+      for (std::uint32_t i = 0; i < iterations; ++i) {
+        empty_kernel<<<1, 1, 0, stream.s>>>();  // the control kernel
+        APIARY_CUDA_CHECK(cudaEventRecord(done, stream.s));
+        spin_event(done);
+        empty_kernel<<<1, 32, 0, worker.s>>>();  // the round's worker kernel
+        APIARY_CUDA_CHECK(cudaEventRecord(worker_done, worker.s));
+        APIARY_CUDA_CHECK(cudaStreamWaitEvent(stream.s, worker_done, 0));
+      }
+    });
+  }
   return m;
 }
 

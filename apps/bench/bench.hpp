@@ -85,6 +85,8 @@ double minimum(const std::vector<double>& v);
 Measurement measure_host_launches(std::uint32_t launches, int repeats);
 Measurement measure_graph_nodes(std::uint32_t nodes, int repeats);
 Measurement measure_graph_while(std::uint32_t iterations, int repeats);
+// wait: "event", "mapped" (one kernel per round trip) or "tsk_round" (the timesliced round's shape).
+Measurement measure_host_round_trips(const char* wait, std::uint32_t iterations, int repeats);
 Measurement measure_plain_kernel(std::uint32_t worker_size, std::uint64_t tasks, int repeats);
 
 // The runtime (empty_tasks*.cu, spawn_tasks.cu, dependencies.cu). Each emits its records

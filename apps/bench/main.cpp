@@ -254,6 +254,8 @@ Baselines run_baselines(const Options& o, Output& out, bool& failed) {
     std::cerr << "error: graph_while: " << e.what() << "\n";
     failed = true;
   }
+  // The floor of a host-driven round (the timesliced scheduler's goal is a round below 10 us).
+  for (const char* wait : {"event", "mapped", "tsk_round"}) emit(measure_host_round_trips(wait, o.quick ? 500 : 5000, o.repeats));
   const std::uint64_t tasks = o.quick ? (1ull << 20) : (1ull << 24);
   const std::uint32_t sizes[] = {1, 32, 256};
   for (int i = 0; i < 3; ++i) b.plain_kernel_ns[i] = emit(measure_plain_kernel(sizes[i], tasks, o.repeats));
