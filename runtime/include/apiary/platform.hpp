@@ -46,6 +46,24 @@ APIARY_HD inline void store_release(T& word, T value) { DeviceAtomic<T>(word).st
 template <class T>
 APIARY_HD inline void store_relaxed(T& word, T value) { DeviceAtomic<T>(word).store(value, mo::relaxed); }
 
+// The release pattern for counters that publish what came before them (a batch's spawns and
+// writes) to whoever sees them change: `release_fence()`, then read-modify-writes with
+// `mo_after_release_fence()`. On the GPU that is one fence and relaxed reductions that need no
+// reply (an acq_rel RMW per counter waits a full memory round trip for each); on CPU threads a
+// no-op and release RMWs, which ThreadSanitizer models (it ignores fences).
+APIARY_HD inline void release_fence() {
+#if APIARY_DEVICE_CODE
+  cuda::atomic_thread_fence(cuda::std::memory_order_acq_rel, cuda::thread_scope_device);
+#endif
+}
+APIARY_HD constexpr cuda::std::memory_order mo_after_release_fence() {
+#if APIARY_DEVICE_CODE
+  return cuda::std::memory_order_relaxed;
+#else
+  return cuda::std::memory_order_release;
+#endif
+}
+
 // Back-off inside spin loops: short sleeps on the GPU, a yield on CPU threads (so that
 // oversubscribed stress tests make progress).
 APIARY_HD inline void spin_pause() {

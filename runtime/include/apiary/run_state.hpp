@@ -70,9 +70,13 @@ struct PhaseController {
   }
 
   // A batch of k tasks of queue q finished (their spawns are already counted).
+  // The decrements publish the batch (its spawns' counts, its writes) to whoever reads the
+  // counters with acquire (phase advance, the end of the run): one release fence for all of
+  // them (platform.hpp), not an acq_rel round trip each.
   APIARY_HD void finish(std::uint32_t q, std::uint64_t k) const {
-    DeviceAtomic<std::uint64_t>(pending(table->pending_slot(q))).fetch_sub(k, mo::acq_rel);
-    DeviceAtomic<std::uint64_t>(state->pending_total.value).fetch_sub(k, mo::acq_rel);
+    release_fence();
+    DeviceAtomic<std::uint64_t>(pending(table->pending_slot(q))).fetch_sub(k, mo_after_release_fence());
+    DeviceAtomic<std::uint64_t>(state->pending_total.value).fetch_sub(k, mo_after_release_fence());
     DeviceAtomic<std::uint64_t>(state->progress).fetch_add(1, mo::relaxed);
   }
 
@@ -83,12 +87,14 @@ struct PhaseController {
   APIARY_HD void finish_handing_off(std::uint32_t q, std::uint64_t k, std::uint32_t next) const {
     const std::uint32_t from = table->pending_slot(q), to = table->pending_slot(next);
     if (from != to) {
-      DeviceAtomic<std::uint64_t>(pending(to)).fetch_add(1, mo::relaxed);  // ordered by the release below
-      DeviceAtomic<std::uint64_t>(pending(from)).fetch_sub(k, mo::acq_rel);
+      DeviceAtomic<std::uint64_t>(pending(to)).fetch_add(1, mo::relaxed);
+      release_fence();  // the increment above is visible before the decrement below
+      DeviceAtomic<std::uint64_t>(pending(from)).fetch_sub(k, mo_after_release_fence());
     } else if (k > 1) {
-      DeviceAtomic<std::uint64_t>(pending(from)).fetch_sub(k - 1, mo::acq_rel);
+      release_fence();
+      DeviceAtomic<std::uint64_t>(pending(from)).fetch_sub(k - 1, mo_after_release_fence());
     }
-    if (k > 1) DeviceAtomic<std::uint64_t>(state->pending_total.value).fetch_sub(k - 1, mo::acq_rel);
+    if (k > 1) DeviceAtomic<std::uint64_t>(state->pending_total.value).fetch_sub(k - 1, mo_after_release_fence());
     DeviceAtomic<std::uint64_t>(state->progress).fetch_add(1, mo::relaxed);
   }
 
@@ -97,6 +103,25 @@ struct PhaseController {
   APIARY_HD bool eligible(std::uint32_t q, PhaseWord now) const { return table->runs_in(q, now.phase); }
 
   APIARY_HD RunStatus status() const { return static_cast<RunStatus>(load_acquire(state->status)); }
+
+  // What a worker looking for a batch needs: running() and current() in one memory round
+  // trip. The three loads are issued before any of them is used (status and error relaxed:
+  // a worker that sees the run end reads nothing after it; the phase with acquire).
+  struct Look {
+    bool running;
+    PhaseWord phase;
+  };
+  APIARY_HD Look look() const {
+    const std::uint32_t status_word = load_relaxed(state->status);
+    const std::uint32_t error_code = load_relaxed(state->error.code);
+    const std::uint64_t phase_word = load_acquire(state->phase_word);
+    if (status_word != static_cast<std::uint32_t>(RunStatus::running)) return {false, PhaseWord::unpack(phase_word)};
+    if (error_code != 0) {
+      set_status(RunStatus::failed);
+      return {false, PhaseWord::unpack(phase_word)};
+    }
+    return {true, PhaseWord::unpack(phase_word)};
+  }
 
   // True while the run goes on; turns a raised device error into the failed status.
   APIARY_HD bool running() const {

@@ -333,3 +333,80 @@ TEST_CASE("hand-off: a task held when the run ends goes to its queue, with the d
     REQUIRE(out.depth == 5);
   }
 }
+
+// pick_batch loads the fill levels of 8 queues at a time; these cases put the work in later
+// chunks and behind the rotor, so a scan that skipped a chunk, wrapped wrongly or claimed from
+// an ineligible queue would fail.
+namespace {
+struct PickFixture {
+  static constexpr std::uint32_t n = 20;
+  RunState state{};
+  PhaseTableView table{};
+  std::vector<HostQueue> queues;
+  std::vector<QueueView> views;
+
+  explicit PickFixture(std::uint32_t phases) {
+    table.num_queues = n;
+    table.num_phases = phases;
+    if (phases == 0) {
+      table.phaseless = {0, n};
+      for (std::uint32_t q = 0; q < n; ++q) table.queue_phase[q] = no_phase;
+    } else {  // queues 0-9 in phase 0, 10-19 in phase 1
+      table.phaseless = {0, 0};
+      table.phases[0] = {0, 10};
+      table.phases[1] = {10, n};
+      for (std::uint32_t q = 0; q < n; ++q) table.queue_phase[q] = q < 10 ? 0 : 1;
+    }
+    state.phase_word = PhaseWord{phases == 0 ? no_phase : 0, 0}.pack();
+    queues.reserve(n);
+    for (std::uint32_t q = 0; q < n; ++q) queues.emplace_back(64, sizeof(Item), &state.error, q);
+    for (auto& hq : queues) views.push_back(hq.view);
+  }
+  void put(std::uint32_t q, std::uint32_t items) {
+    PhaseController{&state, &table}.add_pending(q, items);
+    for (std::uint32_t i = 0; i < items; ++i) REQUIRE(views[q].push(Item{i, 0, 0}));
+  }
+  Batch pick(std::uint32_t& rotor) {
+    return pick_batch(views.data(), PhaseController{&state, &table}, rotor,
+                      [](std::uint32_t, std::int64_t available) { return static_cast<std::uint32_t>(available < 2 ? available : 2); },
+                      [] { return std::uint32_t(0); });
+  }
+};
+}  // namespace
+
+TEST_CASE("pick_batch: scans every chunk of queues round robin from the rotor", "[phases]") {
+  PickFixture f(0);
+  f.put(3, 1);
+  f.put(17, 3);
+  std::uint32_t rotor = 10;
+  Batch b = f.pick(rotor);
+  REQUIRE_FALSE(b.stop);
+  CHECK(b.queue == 17);
+  CHECK(b.count == 2);  // max_items saw the fill level (3) and capped it at 2
+  CHECK(b.first == 0);
+  CHECK(b.phase.phase == no_phase);
+  CHECK(rotor == 18);
+  b = f.pick(rotor);  // wraps past queue 19 to queue 3
+  CHECK(b.queue == 3);
+  CHECK(b.count == 1);
+  CHECK(rotor == 4);
+  b = f.pick(rotor);  // what is left of 17
+  CHECK(b.queue == 17);
+  CHECK(b.count == 1);
+  CHECK(b.first == 2);
+  CHECK(f.views[17].available_hint() == 0);
+}
+
+TEST_CASE("pick_batch: claims only from queues of the current phase and confirms it", "[phases]") {
+  PickFixture f(2);
+  f.put(15, 2);  // phase 1, not current
+  f.put(5, 1);   // phase 0
+  std::uint32_t rotor = 12;
+  Batch b = f.pick(rotor);
+  REQUIRE_FALSE(b.stop);
+  CHECK(b.queue == 5);
+  CHECK(b.phase.phase == 0);
+  CHECK(f.views[15].available_hint() == 2);
+  f.state.status = static_cast<std::uint32_t>(RunStatus::stopped);
+  CHECK(f.pick(rotor).stop);
+}
