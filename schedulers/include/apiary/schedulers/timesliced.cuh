@@ -1,22 +1,23 @@
 // The timesliced-kernel scheduler (thesis 3.2 and 6.1): a host controller runs the graph in
 // rounds. Each round it launches one kernel per eligible task type, in its own stream, with
-// as many blocks as the queue's fill level needs; the blocks drain that queue and exit. The
-// last block of the round to exit (all of its kernels counted together) then runs the control
-// step: it advances the phase or detects the end (the same phase controller as the
-// megakernel) and writes a snapshot of fill levels into mapped host memory, which the host
-// reads, once the round's kernels ended, to plan the next round — no full-device
-// synchronisation and no kernel of its own. Only a round that launches nothing (a phase to
-// advance, host input to take) runs the control step as a one-thread kernel.
+// as many blocks as the queue's fill level needs; the blocks drain that queue and exit. A
+// one-thread control kernel then advances the phase or detects the end (the same phase
+// controller as the megakernel) and writes a snapshot of fill levels into mapped host
+// memory, which the host reads to plan the next round — one wait per round, no full-device
+// synchronisation. The control kernel runs on the stream of the round's last worker kernel,
+// so a round of one kernel needs no cross-stream wait. (Running the control step in the last
+// block of the round instead, with no control kernel, saved 1-4 us per round but raised the
+// worker kernel from 40 to 94 registers per thread: half the resident blocks and half the
+// empty-task throughput on an H200; not kept.)
 //
-// The launch plan (and the checks that refuse a graph before the run), the control step and
-// the rule which queues a round launches are separate pieces so that another round driver can
-// reuse them: a variant running the rounds as one CUDA graph (WHILE node, per-queue IF nodes)
-// was built on them, measured slower on an H200 (23.1 vs 21.1 us per round) and removed; it is
-// in commit bec300e.
+// The launch plan (and the checks that refuse a graph before the run), the control step between
+// two rounds and the rule which queues a round launches are separate pieces so that another
+// round driver can reuse them: a variant running the rounds as one CUDA graph (WHILE node,
+// per-queue IF nodes) was built on them, measured slower on an H200 (23.1 vs 21.1 us per
+// round) and removed; it is in commit bec300e.
 #pragma once
 
 #include <apiary/cuda_check.hpp>
-#include <apiary/device_buffer.hpp>
 #include <apiary/device_graph.hpp>
 #include <apiary/device_runtime.hpp>
 #include <apiary/error.hpp>
@@ -39,18 +40,10 @@ struct RoundSnapshot {
   std::uint32_t pad;
 };
 
-// The round's exit count: the block that brings it to `round_blocks` runs the control step.
-struct RoundExits {
-  std::uint32_t blocks;
-};
-
 struct TimeslicedParams {
   DeviceGraph graph;
   BlockLayout layout;
   std::uint32_t queue;
-  std::uint32_t round_blocks;  // blocks of every kernel of this round together
-  RoundExits* exits;
-  RoundSnapshot* snapshot;
 };
 
 // How the worker kernels of a timesliced run are launched.
@@ -113,6 +106,11 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
   }
 }
 
+template <class Graph>
+__global__ void timesliced_entry(const __grid_constant__ TimeslicedParams params) {
+  drain_queue<Graph>(params.graph, params.layout, params.queue);
+}
+
 // One thread, between two rounds (no worker runs): move host-submitted tasks into their
 // queues, then advance the phase or end the run. True while the run goes on.
 __device__ inline bool between_rounds(const DeviceGraph& g) {
@@ -122,35 +120,16 @@ __device__ inline bool between_rounds(const DeviceGraph& g) {
   return pc.running();
 }
 
-// One thread, when no worker of the round runs any more: the control step, then publish the
-// fill levels for the host.
-__device__ inline void control_step(const DeviceGraph& g, RoundSnapshot* snapshot) {
+// One thread, between rounds: the control step, then publish the fill levels for the host.
+// (A template only so that every translation unit may instantiate it.)
+template <class Graph>
+__global__ void timesliced_control(const __grid_constant__ DeviceGraph g, RoundSnapshot* snapshot) {
   between_rounds(g);
   for (std::uint32_t q = 0; q < g.table.num_queues; ++q) snapshot->available[q] = g.queues[q].available_hint();
   snapshot->phase_word = load_acquire(g.state->phase_word);
   snapshot->pending_total = load_acquire(g.state->pending_total.value);
   snapshot->status = load_acquire(g.state->status);
   __threadfence_system();
-}
-
-template <class Graph>
-__global__ void timesliced_entry(const __grid_constant__ TimeslicedParams params) {
-  drain_queue<Graph>(params.graph, params.layout, params.queue);
-  if (threadIdx.x != 0) return;
-  // The last block of the round: every other block's batches finished before its exit was
-  // counted (acq_rel), so the control step sees the round complete. It resets the count for
-  // the next round, which the host launches only after this kernel ended.
-  DeviceAtomic<std::uint32_t> exits(params.exits->blocks);
-  if (exits.fetch_add(1, mo::acq_rel) + 1 != params.round_blocks) return;
-  exits.store(0, mo::relaxed);
-  control_step(params.graph, params.snapshot);
-}
-
-// A round that launches no worker: only the control step. (A template only so that every
-// translation unit may instantiate it.)
-template <class Graph>
-__global__ void timesliced_control(const __grid_constant__ DeviceGraph g, RoundSnapshot* snapshot) {
-  control_step(g, snapshot);
 }
 
 // Host memory the device writes directly (zero-copy), freed with the scheduler.
@@ -236,58 +215,47 @@ void run_timesliced(DeviceRuntime& runtime) {
 
   detail::MappedSnapshot snapshot;
   detail::RoundStreams streams(table.num_queues());
-  DeviceBuffer<RoundExits> exits(1);  // zeroed
-  params.exits = exits.get();
-  params.snapshot = snapshot.device();
   params.graph = runtime.begin_run();
   const PhaseTableView view = table.view();
+  // The stream the control kernel runs on: the last worker kernel's (the others' ends are
+  // waited for through events), or the runtime's before the first round.
   cudaStream_t control = runtime.stream();
   std::uint64_t rounds = 0, launches = 0;
-  std::vector<unsigned> blocks(table.num_queues());
-  // The first round plans from a control step of its own; later rounds from the one their
-  // predecessor's last block ran.
-  bool planned = false;
+  std::vector<std::uint32_t> waiting_for(table.num_queues());
+  std::uint32_t waits = 0;
+  constexpr std::uint32_t no_queue = ~0u;
   for (;;) {
     runtime.drain_host_input();
-    if (!planned) {
-      detail::timesliced_control<Graph><<<1, 1, 0, control>>>(params.graph, snapshot.device());
-      APIARY_CUDA_CHECK(cudaGetLastError());
-      APIARY_CUDA_CHECK(cudaEventRecord(streams.round_done(), control));
-      if (!runtime.wait(streams.round_done())) break;  // the watchdog stopped the run
-    }
+    detail::timesliced_control<Graph><<<1, 1, 0, control>>>(params.graph, snapshot.device());
+    APIARY_CUDA_CHECK(cudaGetLastError());
+    APIARY_CUDA_CHECK(cudaEventRecord(streams.round_done(), control));
+    if (!runtime.wait(streams.round_done())) break;  // the watchdog stopped the run
     if (snapshot.host().status != static_cast<std::uint32_t>(RunStatus::running)) break;
     const PhaseWord phase = PhaseWord::unpack(snapshot.host().phase_word);
     ++rounds;
-    std::uint32_t round_blocks = 0;
+    std::uint32_t last = no_queue;
     for (std::uint32_t q = 0; q < table.num_queues(); ++q) {
       const std::int64_t available = snapshot.host().available[q];
-      blocks[q] = 0;
       if (!round_launches(view, q, phase, available)) continue;
+      if (last != no_queue) {  // an earlier kernel of this round: the control kernel waits for it
+        APIARY_CUDA_CHECK(cudaEventRecord(streams.done(last), streams.stream(last)));
+        waiting_for[waits++] = last;
+      }
       const std::uint64_t wanted = (std::uint64_t(available) + launch.layout.slots[q] - 1) / launch.layout.slots[q];
-      blocks[q] = static_cast<unsigned>(std::min<std::uint64_t>(wanted, launch.max_blocks));
-      round_blocks += blocks[q];
-    }
-    planned = round_blocks != 0;
-    if (!planned) continue;  // nothing to launch: the next iteration runs the control step alone
-    params.round_blocks = round_blocks;
-    for (std::uint32_t q = 0; q < table.num_queues(); ++q) {
-      if (blocks[q] == 0) continue;
+      const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(wanted, launch.max_blocks));
       params.queue = q;
-      kernel<<<blocks[q], launch.layout.block_threads, launch.shared, streams.stream(q)>>>(params);
+      kernel<<<blocks, launch.layout.block_threads, launch.shared, streams.stream(q)>>>(params);
       APIARY_CUDA_CHECK(cudaGetLastError());
-      APIARY_CUDA_CHECK(cudaEventRecord(streams.done(q), streams.stream(q)));
       ++launches;
+      last = q;
     }
-    // The snapshot is complete when every kernel of the round ended (its last block wrote it).
-    bool watchdog_stopped = false;
-    for (std::uint32_t q = 0; q < table.num_queues() && !watchdog_stopped; ++q)
-      if (blocks[q] != 0) watchdog_stopped = !runtime.wait(streams.done(q));
-    if (watchdog_stopped) break;
+    if (last == no_queue) continue;  // nothing to run: the control step alone (phase, host input)
+    control = streams.stream(last);
+    for (std::uint32_t w = 0; w < waits; ++w) APIARY_CUDA_CHECK(cudaStreamWaitEvent(control, streams.done(waiting_for[w]), 0));
+    waits = 0;
   }
-  // After a watchdog stop a kernel of the last round may still be winding down: whatever the
-  // runtime does next on its stream (the end event, reading the state) waits for it.
-  for (std::uint32_t q = 0; q < table.num_queues(); ++q)
-    if (blocks[q] != 0) APIARY_CUDA_CHECK(cudaStreamWaitEvent(control, streams.done(q), 0));
+  // The runtime's end event (and what it reads afterwards) comes after the last control kernel.
+  APIARY_CUDA_CHECK(cudaStreamWaitEvent(runtime.stream(), streams.round_done(), 0));
   runtime.note_launch("timesliced", launch.max_blocks, launch.layout.block_threads, launch.shared);
   runtime.note_rounds(rounds, launches);
   runtime.mark_end();
