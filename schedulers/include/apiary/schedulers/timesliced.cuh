@@ -65,12 +65,13 @@ namespace detail {
 __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q) {
   Batch batch;
   const PhaseController pc = g.controller();
+  // Loaded before the run's words, so that both arrive in one memory round trip.
+  const std::int64_t available = g.queues[q].available_hint();
   const PhaseController::Look look = pc.look();
   if (!look.running) {
     batch.stop = true;
     return batch;
   }
-  const std::int64_t available = g.queues[q].available_hint();
   const std::uint64_t per_round = std::uint64_t(layout.slots[q]) * gridDim.x;
   std::uint64_t rounds = available > 0 ? std::uint64_t(available) / per_round : 1;
   rounds = rounds < 1 ? 1 : (rounds > layout.max_rounds ? layout.max_rounds : rounds);
