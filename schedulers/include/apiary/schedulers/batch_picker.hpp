@@ -49,26 +49,24 @@ template <class MaxItems, class ParkedCount>
 APIARY_HD Batch pick_batch(const QueueView* queues, const PhaseController& pc, std::uint32_t& rotor,
                            MaxItems&& max_items, ParkedCount&& parked) {
   Batch batch;
-  const PhaseTableView& table = *pc.table;
-  const std::uint32_t n = table.num_queues;
-  // The rotor queue's fill level travels in the same memory round trip as the run's words
-  // when it does not depend on the phase (a phaseless queue; every queue of a graph without
-  // phases): it is loaded before them and looked at after.
-  const bool rotor_phaseless = table.queue_phase[rotor] == no_phase;
-  const std::int64_t rotor_available = rotor_phaseless ? queues[rotor].available_hint() : 0;
   const PhaseController::Look look = pc.look();
   if (!look.running) {
     batch.stop = true;
     return batch;
   }
-  // One queue at a time. (Loading the fill levels of 8 queues together, before looking at
-  // any, cost 12 more registers per thread in the megakernel: 6 -> 4 resident 256-thread
-  // blocks per SM and 20-30% of the empty-task throughput on an H200; not kept.)
+  const PhaseTableView& table = *pc.table;
+  const std::uint32_t n = table.num_queues;
+  // One queue at a time. Measured on an H200 and not kept: loading the fill levels of 8
+  // queues together, before looking at any, cost 12 more registers per thread in the
+  // megakernel (6 -> 4 resident 256-thread blocks per SM, 20-30% of the empty-task
+  // throughput); loading the rotor queue's level in the same round trip as look()'s words
+  // made fan-tree throughput 22% higher but the queue-hop chain 14% slower (idle blocks poll
+  // `available` more often, and the hop's commit and claim wait behind those loads).
   for (std::uint32_t i = 0; i < n; ++i) {
     std::uint32_t q = rotor + i;
     if (q >= n) q -= n;
     if (!pc.eligible(q, look.phase)) continue;
-    const std::int64_t available = i == 0 && rotor_phaseless ? rotor_available : queues[q].available_hint();
+    const std::int64_t available = queues[q].available_hint();
     if (available <= 0) continue;
     const std::uint32_t count = queues[q].claim(max_items(q, available), available, batch.first);
     if (count == 0) continue;
