@@ -410,3 +410,20 @@ TEST_CASE("pick_batch: claims only from queues of the current phase and confirms
   f.state.status = static_cast<std::uint32_t>(RunStatus::stopped);
   CHECK(f.pick(rotor).stop);
 }
+
+TEST_CASE("PhaseController::look: the phase with the run's state; a raised error ends the run as failed", "[phases]") {
+  PickFixture f(2);
+  f.state.phase_word = PhaseWord{1, 7}.pack();
+  const PhaseController pc{&f.state, &f.table};
+  PhaseController::Look look = pc.look();
+  CHECK(look.running);
+  CHECK(look.phase.phase == 1);
+  CHECK(look.phase.epoch == 7);
+  raise_error(f.state.error, ErrorCode::queue_full, 3, 64, 65);
+  look = pc.look();
+  CHECK_FALSE(look.running);
+  CHECK(pc.status() == RunStatus::failed);
+  f.state.status = static_cast<std::uint32_t>(RunStatus::stopped);  // a terminal status stays
+  CHECK_FALSE(pc.look().running);
+  CHECK(pc.status() == RunStatus::stopped);
+}
