@@ -119,7 +119,7 @@ def main() -> int:
     if not a.check or not a.budget:
         p.error("give --fetch, --list BINARY, or --check BINARY with at least one --budget")
     kernels = registers(cuobjdump, a.check)
-    failed = False
+    failed = over_budget = False
     for text in a.budget:
         pattern, limit = parse_budget(text)
         matched = [(n, r) for n, r in kernels if pattern.search(n)]
@@ -129,13 +129,13 @@ def main() -> int:
             continue
         for name, regs in matched:
             ok = regs <= limit
-            failed |= not ok
+            over_budget |= not ok
             print(f"{'ok  ' if ok else 'FAIL'} {regs:4d} registers (budget {limit})  {name}")
-    if failed:
+    if over_budget:
         print("\nA scheduler kernel needs more registers than its budget: fewer blocks stay resident and "
               "every task pays for it. Find what added them (kernel_registers.py --list against the "
               "previous build); raise the budget only with a GPU measurement that shows the change is worth it.")
-    return 1 if failed else 0
+    return 1 if failed or over_budget else 0
 
 
 if __name__ == "__main__":
