@@ -60,7 +60,7 @@ APIARY_HD Batch pick_batch(const QueueView* queues, const PhaseController& pc, s
   // queues together, before looking at any, cost 12 more registers per thread in the
   // megakernel (6 -> 4 resident 256-thread blocks per SM, 20-30% of the empty-task
   // throughput); loading the rotor queue's level in the same round trip as look()'s words
-  // made fan-tree throughput 22% higher but the queue-hop chain 14% slower (idle blocks poll
+  // raised fan-tree throughput 28% but made the queue-hop chain 14% slower (idle blocks poll
   // `available` more often, and the hop's commit and claim wait behind those loads).
   for (std::uint32_t i = 0; i < n; ++i) {
     std::uint32_t q = rotor + i;
