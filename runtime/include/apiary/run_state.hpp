@@ -115,18 +115,16 @@ struct PhaseController {
     const std::uint32_t status_word = load_relaxed(state->status);
     const std::uint32_t error_code = load_relaxed(state->error.code);
     const std::uint64_t phase_word = load_acquire(state->phase_word);
-    if (status_word != static_cast<std::uint32_t>(RunStatus::running)) return {false, PhaseWord::unpack(phase_word)};
-    if (error_code != 0) {
-      set_status(RunStatus::failed);
-      return {false, PhaseWord::unpack(phase_word)};
-    }
-    return {true, PhaseWord::unpack(phase_word)};
+    return {goes_on(status_word, error_code), PhaseWord::unpack(phase_word)};
   }
 
   // True while the run goes on; turns a raised device error into the failed status.
-  APIARY_HD bool running() const {
-    if (status() != RunStatus::running) return false;
-    if (!has_error(state->error)) return true;
+  APIARY_HD bool running() const { return goes_on(load_acquire(state->status), load_relaxed(state->error.code)); }
+
+  // The verdict of running() and look() from the words they read.
+  APIARY_HD bool goes_on(std::uint32_t status_word, std::uint32_t error_code) const {
+    if (status_word != static_cast<std::uint32_t>(RunStatus::running)) return false;
+    if (error_code == 0) return true;
     set_status(RunStatus::failed);
     return false;
   }
