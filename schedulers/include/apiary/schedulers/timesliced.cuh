@@ -172,6 +172,17 @@ class RoundStreams {
   cudaEvent_t done(std::uint32_t q) const { return events_[q]; }
   cudaEvent_t round_done() const { return round_done_; }
 
+  // Makes the last launched kernel's stream wait for the others' kernels and returns it: the
+  // stream of the round's control kernel (a round of one kernel needs no wait).
+  cudaStream_t join_on_last(const std::vector<std::uint32_t>& launched) const {
+    const cudaStream_t last = stream(launched.back());
+    for (std::size_t i = 0; i + 1 < launched.size(); ++i) {
+      APIARY_CUDA_CHECK(cudaEventRecord(done(launched[i]), stream(launched[i])));
+      APIARY_CUDA_CHECK(cudaStreamWaitEvent(last, done(launched[i]), 0));
+    }
+    return last;
+  }
+
  private:
   std::vector<cudaStream_t> streams_;
   std::vector<cudaEvent_t> events_;
@@ -222,9 +233,8 @@ void run_timesliced(DeviceRuntime& runtime) {
   // waited for through events), or the runtime's before the first round.
   cudaStream_t control = runtime.stream();
   std::uint64_t rounds = 0, launches = 0;
-  std::vector<std::uint32_t> waiting_for(table.num_queues());
-  std::uint32_t waits = 0;
-  constexpr std::uint32_t no_queue = ~0u;
+  std::vector<std::uint32_t> launched;
+  launched.reserve(table.num_queues());
   for (;;) {
     runtime.drain_host_input();
     detail::timesliced_control<Graph><<<1, 1, 0, control>>>(params.graph, snapshot.device());
@@ -234,26 +244,20 @@ void run_timesliced(DeviceRuntime& runtime) {
     if (snapshot.host().status != static_cast<std::uint32_t>(RunStatus::running)) break;
     const PhaseWord phase = PhaseWord::unpack(snapshot.host().phase_word);
     ++rounds;
-    std::uint32_t last = no_queue;
+    launched.clear();
     for (std::uint32_t q = 0; q < table.num_queues(); ++q) {
       const std::int64_t available = snapshot.host().available[q];
       if (!round_launches(view, q, phase, available)) continue;
-      if (last != no_queue) {  // an earlier kernel of this round: the control kernel waits for it
-        APIARY_CUDA_CHECK(cudaEventRecord(streams.done(last), streams.stream(last)));
-        waiting_for[waits++] = last;
-      }
       const std::uint64_t wanted = (std::uint64_t(available) + launch.layout.slots[q] - 1) / launch.layout.slots[q];
       const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(wanted, launch.max_blocks));
       params.queue = q;
       kernel<<<blocks, launch.layout.block_threads, launch.shared, streams.stream(q)>>>(params);
       APIARY_CUDA_CHECK(cudaGetLastError());
       ++launches;
-      last = q;
+      launched.push_back(q);
     }
-    if (last == no_queue) continue;  // nothing to run: the control step alone (phase, host input)
-    control = streams.stream(last);
-    for (std::uint32_t w = 0; w < waits; ++w) APIARY_CUDA_CHECK(cudaStreamWaitEvent(control, streams.done(waiting_for[w]), 0));
-    waits = 0;
+    if (launched.empty()) continue;  // nothing to run: the control step alone (phase, host input)
+    control = streams.join_on_last(launched);
   }
   // The runtime's end event (and what it reads afterwards) comes after the last control kernel.
   APIARY_CUDA_CHECK(cudaStreamWaitEvent(runtime.stream(), streams.round_done(), 0));
