@@ -421,12 +421,12 @@ Report DeviceRuntime::build_report(const RunState& state) const {
     std::vector<Dependency> deps(used);
     to_host(deps.data(), b.deps.get(), used);
     for (std::uint32_t i = 0; i < used; ++i) {
-      if (deps[i].counter == 0) continue;
+      if (deps[i].counter() == 0) continue;
       ++r.unresolved_dependencies;
       if (r.unresolved_examples.size() < 8)
         r.unresolved_examples.push_back("dependency #" + std::to_string(i) + ": counter " +
-                                        std::to_string(deps[i].counter) +
-                                        (deps[i].counter > 0 ? " (resolutions still expected)" : " (resolved before its spawn)"));
+                                        std::to_string(deps[i].counter()) +
+                                        (deps[i].counter() > 0 ? " (resolutions still expected)" : " (resolved before its spawn)"));
     }
   }
   return r;

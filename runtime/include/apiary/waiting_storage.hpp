@@ -2,9 +2,15 @@
 // dependency until its counter reaches zero (thesis 5.2).
 //
 // Insertion is two steps: reserve a free slot (CAS of `reserved` 0 -> 1, starting where the
-// insert policy says and probing linearly), then write the item and set `filled` (release).
-// Extraction reads the item (after an acquire of `filled`), hands it to the caller and frees
-// the slot in reverse order: `filled` = 0, then `reserved` = 0 (release).
+// insert policy says and probing linearly), then write the item and set `filled`.
+// Extraction reads the item, hands it to the caller and frees the slot in reverse order:
+// `filled` = 0, then `reserved` = 0 (release).
+//
+// The storage does not publish items itself: the slot number travels from the writer to the
+// extractor through a release/acquire pair of the caller's (the dependency word,
+// dependency.hpp), which orders the item before its extraction. So an extraction reads the
+// item in one memory round trip, and a parked task costs no fence of its own. `filled` marks
+// the parked slots for the end-of-run report.
 #pragma once
 
 #include <apiary/device_error.hpp>
@@ -59,34 +65,33 @@ struct WaitingStorageView {
     for (std::uint32_t probe = 0; probe < capacity; ++probe) {
       std::uint32_t slot = start + probe;
       if (slot >= capacity) slot -= capacity;
-      DeviceAtomic<std::uint32_t> flag(reserved[slot]);
-      if (flag.load(mo::relaxed) != 0) continue;
+      // The CAS itself probes (no load first): on a GPU both are one round trip to L2, and a
+      // free slot, the usual case, then costs one instead of two.
       std::uint32_t expected = 0;
-      if (flag.compare_exchange_strong(expected, 1u, mo::acquire, mo::relaxed)) return slot;
+      if (DeviceAtomic<std::uint32_t>(reserved[slot]).compare_exchange_strong(expected, 1u, mo::acquire, mo::relaxed))
+        return slot;
     }
     raise_error(*error, ErrorCode::waiting_storage_full, 0, capacity);
     return no_slot;
   }
 
-  // Writes a reserved slot and marks it filled.
+  // Writes a reserved slot and marks it filled. The caller publishes the slot (see above).
   APIARY_HD void write(std::uint32_t slot, std::uint32_t queue, const void* item, std::uint32_t bytes,
                        std::uint64_t tag) const {
     copy_words(items + std::size_t(slot) * stride, item, bytes);
     queue_of[slot] = queue;
     if (tag_of) tag_of[slot] = tag;
     DeviceAtomic<std::int64_t>(counters->parked).fetch_add(1, mo::relaxed);
-    store_release(filled[slot], 1u);
+    store_relaxed(filled[slot], 1u);
   }
 
   // Reads a filled slot into `item` (`bytes` <= stride bytes) and frees it. Returns the
-  // target queue.
+  // target queue. The caller acquired the slot number from the writer's release (see above).
   APIARY_HD std::uint32_t extract(std::uint32_t slot, void* item, std::uint32_t bytes, std::uint64_t* tag = nullptr) const {
-    DeviceAtomic<std::uint32_t> full(filled[slot]);
-    while (full.load(mo::acquire) != 1u) spin_pause();  // set before the dependency published the slot
     copy_words(item, items + std::size_t(slot) * stride, bytes < stride ? bytes : stride);
     const std::uint32_t queue = queue_of[slot];
     if (tag) *tag = tag_of ? tag_of[slot] : 0;
-    full.store(0u, mo::relaxed);
+    store_relaxed(filled[slot], 0u);
     store_release(reserved[slot], 0u);
     DeviceAtomic<std::int64_t>(counters->parked).fetch_sub(1, mo::relaxed);
     return queue;

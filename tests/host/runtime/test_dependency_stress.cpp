@@ -89,7 +89,7 @@ TEST_CASE("dependency: concurrent spawn_when and resolve release each task once,
   REQUIRE(ready.view.available_hint() == std::int64_t(deps));
   for (std::uint32_t d = 0; d < deps; ++d) {
     REQUIRE(released[d].load() == 1);
-    REQUIRE(dependency[d].counter == 0);  // reusable
+    REQUIRE(dependency[d].counter() == 0);  // reusable
   }
 }
 
@@ -105,12 +105,12 @@ TEST_CASE("dependency: resolutions before the spawn enqueue directly, without pa
   };
   REQUIRE_FALSE(resolve(dep, release));
   REQUIRE_FALSE(resolve(dep, release));
-  REQUIRE(dep.counter == -2);
+  REQUIRE(dep.counter() == -2);
   const auto outcome = spawn_when(dep, 2, [&] { return ws.view.reserve(1); }, [&] { ++direct; }, release);
   REQUIRE(outcome == SpawnWhenOutcome::direct);
   REQUIRE(direct == 1);
   REQUIRE(released == 0);
-  REQUIRE(dep.counter == 0);
+  REQUIRE(dep.counter() == 0);
   REQUIRE(ws.view.parked_hint() == 0);
 }
 
@@ -140,4 +140,39 @@ TEST_CASE("dependency: the last resolution releases a parked task; retain adds e
   REQUIRE(resolve(dep, release));
   REQUIRE(released == 1);
   REQUIRE(ws.view.parked_hint() == 0);
+}
+
+namespace {
+// Parks at a chosen slot, so that a reused dependency sees its slot bits shrink and grow.
+struct StartAt {
+  std::uint32_t slot;
+  std::uint32_t start(std::uint64_t, std::uint32_t) const { return slot; }
+};
+}  // namespace
+
+TEST_CASE("dependency: a reused dependency keeps counter and slot apart in its word", "[dependency]") {
+  ErrorWord error{};
+  HostWaitingStorage ws(8, 8, &error);
+  Dependency dep;
+  std::uint64_t got = 0;
+  auto release = [&](std::uint32_t slot) { ws.view.extract(slot, &got, sizeof(got)); };
+  for (const std::uint32_t at : {5u, 2u, 7u, 0u, 7u, 1u}) {
+    const std::uint64_t value = 100 + at;
+    REQUIRE_FALSE(resolve(dep, release));  // one resolution before the spawn: the counter goes negative
+    REQUIRE(dep.counter() == -1);
+    auto park = [&] {
+      const std::uint32_t slot = ws.view.reserve(0, StartAt{at});
+      ws.view.write(slot, 0, &value, sizeof(value), 0);
+      return slot;
+    };
+    REQUIRE(spawn_when(dep, 3, park, [] {}, release) == SpawnWhenOutcome::parked);
+    REQUIRE(dep.counter() == 2);
+    REQUIRE(Dependency::slot_of(dep.word) == at);
+    REQUIRE_FALSE(resolve(dep, release));
+    REQUIRE(resolve(dep, release));
+    REQUIRE(got == value);
+    REQUIRE(dep.counter() == 0);
+    REQUIRE(ws.view.parked_hint() == 0);
+  }
+  REQUIRE(error.code == 0);
 }
