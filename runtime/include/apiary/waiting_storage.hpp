@@ -65,11 +65,13 @@ struct WaitingStorageView {
     for (std::uint32_t probe = 0; probe < capacity; ++probe) {
       std::uint32_t slot = start + probe;
       if (slot >= capacity) slot -= capacity;
-      // The CAS itself probes (no load first): on a GPU both are one round trip to L2, and a
-      // free slot, the usual case, then costs one instead of two.
+      // The first probe is the CAS itself: the start slot is usually free, and a CAS costs
+      // the same round trip as a load. Later probes (a fuller storage) load first: failing
+      // atomics cost the L2 more than loads.
+      DeviceAtomic<std::uint32_t> flag(reserved[slot]);
+      if (probe > 0 && flag.load(mo::relaxed) != 0) continue;
       std::uint32_t expected = 0;
-      if (DeviceAtomic<std::uint32_t>(reserved[slot]).compare_exchange_strong(expected, 1u, mo::acquire, mo::relaxed))
-        return slot;
+      if (flag.compare_exchange_strong(expected, 1u, mo::acquire, mo::relaxed)) return slot;
     }
     raise_error(*error, ErrorCode::waiting_storage_full, 0, capacity);
     return no_slot;
