@@ -8,7 +8,7 @@
 //
 // Why: a hop through a queue is a chain of dependent L2 round trips and fences (reserve,
 // wait for the slot, publish, commit; then another block polls, claims, waits for the
-// publish, frees the slot) — about 3.2 us per hop on an H200 (docs/benchmarks.md). A chain of
+// publish, frees the slot) — about 3.1 us per hop on an H200 (docs/benchmarks.md). A chain of
 // tasks, or an iterative graph whose tasks each release one successor, pays that on every
 // link. Only one task per block and batch takes the slot, and warp-aggregated spawns (several
 // lanes at once) never do, so fan-out still spreads over the grid through the queues.
