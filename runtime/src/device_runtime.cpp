@@ -59,7 +59,7 @@ struct DeviceRuntime::Buffers {
   DeviceBuffer<RunState> state;
   DeviceBuffer<QueueCounters> queue_counters;
   std::vector<DeviceBuffer<std::uint64_t>> seq, tags, items;  // items as 8-byte words
-  DeviceBuffer<std::uint32_t> ws_reserved, ws_filled, ws_queue;
+  DeviceBuffer<std::uint32_t> ws_state, ws_queue;
   DeviceBuffer<std::uint64_t> ws_tags, ws_items;
   DeviceBuffer<WaitingStorageCounters> ws_counters;
   std::uint32_t ws_stride = 0;
@@ -129,8 +129,7 @@ void DeviceRuntime::allocate() {
   }
   const std::uint32_t ws_cap = config_.waiting_storage_capacity;
   b.ws_stride = queue_stride(max_item_bytes_);
-  b.ws_reserved = DeviceBuffer<std::uint32_t>(ws_cap);
-  b.ws_filled = DeviceBuffer<std::uint32_t>(ws_cap);
+  b.ws_state = DeviceBuffer<std::uint32_t>(ws_cap);
   b.ws_queue = DeviceBuffer<std::uint32_t>(ws_cap);
   b.ws_tags = DeviceBuffer<std::uint64_t>(config_.trace ? ws_cap : 0);
   b.ws_items = DeviceBuffer<std::uint64_t>(std::size_t(ws_cap) * b.ws_stride / 8, false);
@@ -258,8 +257,7 @@ DeviceGraph DeviceRuntime::begin_run() {
   }
   g.table = table_.view();
   g.state = b.state.get();
-  g.waiting.reserved = b.ws_reserved.get();
-  g.waiting.filled = b.ws_filled.get();
+  g.waiting.state = b.ws_state.get();
   g.waiting.queue_of = b.ws_queue.get();
   g.waiting.tag_of = config_.trace ? b.ws_tags.get() : nullptr;
   g.waiting.items = reinterpret_cast<std::byte*>(b.ws_items.get());
@@ -405,11 +403,11 @@ Report DeviceRuntime::build_report(const RunState& state) const {
   }
   const std::uint32_t ws_cap = config_.waiting_storage_capacity;
   if (ws_cap > 0) {
-    std::vector<std::uint32_t> filled(ws_cap), queue_of(ws_cap);
-    to_host(filled.data(), b.ws_filled.get(), ws_cap);
+    std::vector<std::uint32_t> state(ws_cap), queue_of(ws_cap);
+    to_host(state.data(), b.ws_state.get(), ws_cap);
     to_host(queue_of.data(), b.ws_queue.get(), ws_cap);
     for (std::uint32_t s = 0; s < ws_cap; ++s) {
-      if (!filled[s]) continue;
+      if (state[s] != slot_filled) continue;
       ++r.parked;
       if (queue_of[s] < n) ++r.queues[queue_of[s]].parked;
     }

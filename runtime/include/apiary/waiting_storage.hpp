@@ -1,16 +1,17 @@
 // The waiting storage: a fixed array of slots that holds tasks parked on an individual
 // dependency until its counter reaches zero (thesis 5.2).
 //
-// Insertion is two steps: reserve a free slot (CAS of `reserved` 0 -> 1, starting where the
-// insert policy says and probing linearly), then write the item and set `filled`.
-// Extraction reads the item, hands it to the caller and frees the slot in reverse order:
-// `filled` = 0, then `reserved` = 0 (release).
+// Each slot has a state word: free, reserved, filled. Insertion is two steps: reserve a free
+// slot (CAS free -> reserved, starting where the insert policy says and probing linearly),
+// then write the item and mark the slot filled. Extraction reads the item, hands it to the
+// caller and frees the slot with one release store (the item is read before the slot can be
+// reserved again).
 //
 // The storage does not publish items itself: the slot number travels from the writer to the
 // extractor through a release/acquire pair of the caller's (the dependency word,
 // dependency.hpp), which orders the item before its extraction. So an extraction reads the
-// item in one memory round trip, and a parked task costs no fence of its own. `filled` marks
-// the parked slots for the end-of-run report.
+// item in one memory round trip, and a parked task costs no fence of its own. The filled
+// state marks the parked slots for the end-of-run report.
 #pragma once
 
 #include <apiary/device_error.hpp>
@@ -39,13 +40,15 @@ struct FirstFitProbe {
   APIARY_HD std::uint32_t start(std::uint64_t, std::uint32_t) const { return 0; }
 };
 
+// A slot's state word. Zeroed memory is a storage of free slots.
+enum SlotState : std::uint32_t { slot_free = 0, slot_reserved = 1, slot_filled = 2 };
+
 struct WaitingStorageCounters {
   alignas(128) std::int64_t parked;  // tasks currently in the storage
 };
 
 struct WaitingStorageView {
-  std::uint32_t* reserved = nullptr;   // capacity flags
-  std::uint32_t* filled = nullptr;     // capacity flags
+  std::uint32_t* state = nullptr;      // capacity SlotState words
   std::uint32_t* queue_of = nullptr;   // target queue of each parked task
   std::uint64_t* tag_of = nullptr;     // dependency id of each parked task (trace)
   std::byte* items = nullptr;          // capacity * stride bytes
@@ -68,10 +71,10 @@ struct WaitingStorageView {
       // Every probe loads before it CASes. A bare CAS as the first probe (a free slot then
       // costs one round trip, not two) made a dependency-chain link 4% faster but parking 4M
       // waiters 1.34x slower on an H200: the atomics cost the L2 more than the loads.
-      DeviceAtomic<std::uint32_t> flag(reserved[slot]);
-      if (flag.load(mo::relaxed) != 0) continue;
-      std::uint32_t expected = 0;
-      if (flag.compare_exchange_strong(expected, 1u, mo::acquire, mo::relaxed)) return slot;
+      DeviceAtomic<std::uint32_t> word(state[slot]);
+      if (word.load(mo::relaxed) != slot_free) continue;
+      std::uint32_t expected = slot_free;
+      if (word.compare_exchange_strong(expected, std::uint32_t(slot_reserved), mo::acquire, mo::relaxed)) return slot;
     }
     raise_error(*error, ErrorCode::waiting_storage_full, 0, capacity);
     return no_slot;
@@ -84,7 +87,7 @@ struct WaitingStorageView {
     queue_of[slot] = queue;
     if (tag_of) tag_of[slot] = tag;
     DeviceAtomic<std::int64_t>(counters->parked).fetch_add(1, mo::relaxed);
-    store_relaxed(filled[slot], 1u);
+    store_relaxed(state[slot], std::uint32_t(slot_filled));
   }
 
   // Reads a filled slot into `item` (`bytes` <= stride bytes) and frees it. Returns the
@@ -93,8 +96,10 @@ struct WaitingStorageView {
     copy_words(item, items + std::size_t(slot) * stride, bytes < stride ? bytes : stride);
     const std::uint32_t queue = queue_of[slot];
     if (tag) *tag = tag_of ? tag_of[slot] : 0;
-    store_relaxed(filled[slot], 0u);
-    store_release(reserved[slot], 0u);
+    // One release store frees the slot, so its fence has nothing to wait for but the item
+    // reads above (with separate reserved and filled flags it also waited for the first of
+    // two stores to land).
+    store_release(state[slot], std::uint32_t(slot_free));
     DeviceAtomic<std::int64_t>(counters->parked).fetch_sub(1, mo::relaxed);
     return queue;
   }

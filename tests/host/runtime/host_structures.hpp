@@ -50,18 +50,17 @@ struct HostQueue {
 };
 
 struct HostWaitingStorage {
-  std::vector<std::uint32_t> reserved, filled, queue_of;
+  std::vector<std::uint32_t> state, queue_of;
   std::vector<std::uint64_t> tags, words;
   std::unique_ptr<WaitingStorageCounters> counters = std::make_unique<WaitingStorageCounters>();
   WaitingStorageView view;
 
   HostWaitingStorage(std::uint32_t capacity, std::uint32_t item_size, ErrorWord* error)
-      : reserved(capacity), filled(capacity), queue_of(capacity), tags(capacity) {
+      : state(capacity), queue_of(capacity), tags(capacity) {
     *counters = WaitingStorageCounters{};
     const std::uint32_t stride = queue_stride(item_size);
     words.resize(std::size_t(capacity) * stride / 8 + 1);
-    view.reserved = reserved.data();
-    view.filled = filled.data();
+    view.state = state.data();
     view.queue_of = queue_of.data();
     view.tag_of = tags.data();
     view.items = reinterpret_cast<std::byte*>(words.data());

@@ -67,3 +67,21 @@ TEST_CASE("waiting storage: a custom insert policy decides the first probe", "[w
   REQUIRE(ws.view.reserve(12345, FirstFitProbe{}) == 0);
   REQUIRE(ws.view.reserve(777, FirstFitProbe{}) == 1);
 }
+
+TEST_CASE("waiting storage: a slot goes free -> reserved -> filled -> free", "[waiting_storage]") {
+  ErrorWord error{};
+  HostWaitingStorage ws(4, 8, &error);
+  const std::uint32_t slot = ws.view.reserve(7);
+  REQUIRE(slot != no_slot);
+  REQUIRE(ws.state[slot] == slot_reserved);
+  const std::uint64_t value = 99;
+  ws.view.write(slot, 3, &value, sizeof(value), 5);
+  REQUIRE(ws.state[slot] == slot_filled);  // what the end-of-run report counts as parked
+  REQUIRE(ws.view.parked_hint() == 1);
+  std::uint64_t got = 0, tag = 0;
+  REQUIRE(ws.view.extract(slot, &got, sizeof(got), &tag) == 3);
+  REQUIRE(got == value);
+  REQUIRE(tag == 5);
+  REQUIRE(ws.state[slot] == slot_free);
+  REQUIRE(ws.view.parked_hint() == 0);
+}
