@@ -46,8 +46,9 @@ def find_cuobjdump():
 
 
 def fetch() -> int:
-    if find_cuobjdump():
-        print(f"kernel_registers: cuobjdump found at {find_cuobjdump()}")
+    found = find_cuobjdump()
+    if found:
+        print(f"kernel_registers: cuobjdump found at {found}")
         return 0
     target = cache_dir()
     with tempfile.TemporaryDirectory() as tmp:

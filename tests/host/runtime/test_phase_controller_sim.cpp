@@ -334,8 +334,8 @@ TEST_CASE("hand-off: a task held when the run ends goes to its queue, with the d
   }
 }
 
-// pick_batch loads the fill levels of 8 queues at a time; these cases put the work in later
-// chunks and behind the rotor, so a scan that skipped a chunk, wrapped wrongly or claimed from
+// pick_batch scans the queues one at a time from the rotor; these cases put the work far
+// from the rotor and behind it, so a scan that skipped queues, wrapped wrongly or claimed from
 // an ineligible queue would fail.
 namespace {
 struct PickFixture {
@@ -374,7 +374,7 @@ struct PickFixture {
 };
 }  // namespace
 
-TEST_CASE("pick_batch: scans every chunk of queues round robin from the rotor", "[phases]") {
+TEST_CASE("pick_batch: scans every queue round robin from the rotor", "[phases]") {
   PickFixture f(0);
   f.put(3, 1);
   f.put(17, 3);

@@ -56,8 +56,7 @@ TEST_CASE("phase table: the queues that run in a phase, one at a time and as a m
   std::vector<QueueLayout> queues{layout("Free0", no_phase), layout("Free1", no_phase), layout("A", 0),
                                   layout("B", 0), layout("C", 2)};
   for (std::size_t i = 0; queues.size() < max_queues; ++i) {
-    std::string name = std::to_string(i);
-    name.insert(0, 1, 'D');
+    const std::string name = "D" + std::to_string(i);
     queues.push_back(layout(name.c_str(), 3));
   }
   const PhaseTableView v = PhaseTable(queues, false).view();
