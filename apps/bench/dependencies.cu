@@ -1,5 +1,6 @@
 // dependency_resolution: throughput of ctx.resolve() and of the releases it triggers.
-// dependency_chain: latency of one link of a chain of tasks, each spawning the next.
+// dependency_chain: latency of one link of a chain of tasks, each spawning the next, or each
+// releasing the next, which waits parked from the start (mode "parked").
 #include "bench_tasks.cuh"
 
 namespace apiary_bench {
@@ -197,6 +198,79 @@ void time_chain(apiary::Runtime<ChainGraph>& rt, const Options& o, const Sink& s
   sink(m);
 }
 
+// ---- dependency_chain, mode "parked" -----------------------------------------------------
+//
+// A chain whose links all wait before it starts, as in a task graph built ahead of its
+// inputs: phase 0 parks links 1..N, link i on pool dependency i (Parker tasks, one link per
+// lane); in phase 1 the host-seeded link 0 runs and every link i resolves dependency i + 1,
+// which releases link i + 1 (to the block's hand-off slot, or its queue with the hand-off
+// off). A hop is resolve -> release -> run, without the parking that mode "dependency" puts
+// on every hop. The time per link includes phase 0 (one wave of N / 32 Parker tasks) and one
+// phase change, a few ns per link at N = 10^4.
+
+struct Relay {
+  struct Item {
+    std::uint32_t index;  // the link's place in the chain, 0..links
+    std::uint32_t links;
+  };
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Relay";
+  template <class Ctx>
+  __device__ void operator()(apiary::Worker, const Item& item, Ctx& ctx) const {
+    touch(item.index);
+    if (item.index < item.links) ctx.resolve(ctx.dependency(item.index + 1));
+  }
+};
+
+struct Parker {
+  struct Item {
+    std::uint32_t first;  // link of lane 0
+    std::uint32_t links;
+  };
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Parker";
+  template <class Ctx>
+  __device__ void operator()(apiary::Worker w, const Item& item, Ctx& ctx) const {
+    const std::uint32_t link = item.first + w.rank();
+    if (link >= 1 && link <= item.links)
+      ctx.template spawn_when<Relay>(ctx.dependency(link), Relay::Item{link, item.links}, 1);
+  }
+};
+
+using ParkedChainGraph = apiary::PhaseQueue<apiary::Phase<Parker>, apiary::Phase<Relay>>;
+
+void time_parked_chain(const Options& o, const Sink& sink, std::uint32_t links, bool handoff) {
+  apiary::Config config = bench_config(o);
+  config.handoff = handoff;
+  config.queue_capacities = {{Parker::name, links / 32 + 1}, {Relay::name, 1024}};
+  config.dependency_capacity = links + 1;
+  config.waiting_storage_capacity = 2 * links;  // half full: parking probes linearly
+  apiary::Runtime<ParkedChainGraph> rt{config};
+  std::vector<Parker::Item> parkers;
+  for (std::uint32_t first = 0; first <= links; first += 32) parkers.push_back(Parker::Item{first, links});
+  const std::vector<Relay::Item> head{Relay::Item{0, links}};
+  Measurement m;
+  m.benchmark = "dependency_chain";
+  m.config = {Field::str("mode", "parked"), Field::num("links", links),
+              Field::num("block_threads", o.block_threads), Field::num("blocks_per_sm", o.blocks_per_sm),
+              Field::str("handoff", handoff ? "on" : "off")};
+  m.tasks = links;
+  time_runs(
+      rt, o.repeats, m.benchmark,
+      [&](auto& r) {
+        r.template seed<Parker>(parkers);
+        r.template seed<Relay>(head);
+      },
+      [&](const apiary::Report& report) {
+        const std::string problem = expect_executed(report, Relay::name, links + 1ull);
+        return problem.empty() ? expect_clean(report) : problem;
+      },
+      m);
+  sink(m);
+}
+
 }  // namespace
 
 void bench_dependency_chain(const Options& o, const Sink& sink) {
@@ -207,9 +281,12 @@ void bench_dependency_chain(const Options& o, const Sink& sink) {
   config.waiting_storage_capacity = 1024;
   for (const bool handoff : {true, false}) {
     config.handoff = handoff;
-    apiary::Runtime<ChainGraph> rt{config};
-    for (const ChainMode mode : {ChainMode::spawn, ChainMode::next, ChainMode::dependency})
-      time_chain(rt, o, sink, links, mode, handoff);
+    {
+      apiary::Runtime<ChainGraph> rt{config};
+      for (const ChainMode mode : {ChainMode::spawn, ChainMode::next, ChainMode::dependency})
+        time_chain(rt, o, sink, links, mode, handoff);
+    }
+    time_parked_chain(o, sink, links, handoff);
   }
 }
 
