@@ -74,7 +74,8 @@ class Context {
   }
 
   // Spawns a task of type U that runs once `dep` received `n` resolutions (resolutions that
-  // came earlier count). The task waits in the waiting storage meanwhile.
+  // came earlier count). The task waits in the waiting storage meanwhile (it takes a slot
+  // there even when all n resolutions came first, and gives it back at once).
   template <class U>
   __device__ void spawn_when(Dependency& dep, const typename U::Item& item, std::int32_t n) const {
     spawn_when_to(queue_of<U>(), dep, item, n);
@@ -91,11 +92,11 @@ class Context {
           if (slot != no_slot) ws.write(slot, queue, &item, sizeof(Item), id);
           return slot;
         },
+        [&](std::uint32_t slot) { ws.discard(slot); },
         [&] {
           record(DependencyEventKind::release, id, 0, queue);
           enqueue(queue, &item, sizeof(Item), id, Route::queue);
-        },
-        [&](std::uint32_t slot) { release(slot, id, Route::queue); });
+        });
   }
 
   // One resolution of `dep`; the resolution that completes it moves the waiting task to its

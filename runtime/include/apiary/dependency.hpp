@@ -1,16 +1,18 @@
 // Individual dependencies (thesis 5.3): an atomic counter plus the waiting-storage slot of
 // the task that waits on it.
 //
-// spawn_when(dep, item, n) adds n + 1 (so that resolutions running concurrently cannot reach
-// zero before the task is parked), parks the item, then subtracts 1; every resolve(dep)
-// subtracts 1. Whoever brings the counter to zero moves the item from the waiting storage to
-// its queue. Resolutions may come before the spawn: the counter goes negative, and a spawn
-// that finds all n resolutions already done enqueues the item directly.
+// spawn_when(dep, item, n) parks the item in the waiting storage, then adds n to the counter
+// and the slot to the word in one atomic; every resolve(dep) subtracts 1. Whoever brings the
+// counter to zero moves the item from the waiting storage to its queue. Resolutions may come
+// before the spawn: the counter goes negative, and a spawn that finds all n resolutions
+// already done takes its item back and enqueues it directly.
 //
 // Counter and slot share one 64-bit word, so that the resolution that completes a dependency
-// learns the slot from its own atomic (one memory round trip, not two), and the spawn sets
-// the slot and gives up its extra count in one atomic, which also publishes the parked item
-// (waiting_storage.hpp).
+// learns the slot from its own atomic (one memory round trip, not two), and the spawn
+// publishes the parked item, adds its count and sets the slot in one atomic. The slot bits
+// are zero whenever no task waits (whoever releases the task clears them), so adding the
+// slot sets them. (The previous protocol added n + 1 first, parked, then set the slot and
+// gave back the extra 1: one more atomic with a full fence on every parking hop.)
 //
 // A Dependency is 8 bytes of zero-initialised device memory owned by the user or by the
 // runtime's pool; it may be reused once its task was released.
@@ -24,9 +26,10 @@
 namespace apiary {
 
 struct Dependency {
-  // The counter in the high 32 bits: (n + 1) at spawn, -1 per resolution and after parking.
-  // Signed, and wrapping out of the word's top, so it never disturbs the slot below it.
-  // The slot in the low 32 bits: the waiting-storage slot of the parked task.
+  // The counter in the high 32 bits: +n at spawn, -1 per resolution. Signed, and wrapping
+  // out of the word's top, so it never disturbs the slot below it.
+  // The slot in the low 32 bits: the waiting-storage slot of the parked task; zero while no
+  // task waits.
   std::uint64_t word = 0;
 
   APIARY_HD static constexpr std::int32_t counter_of(std::uint64_t w) { return static_cast<std::int32_t>(w >> 32); }
@@ -44,45 +47,45 @@ APIARY_HD inline std::uint64_t dependency_id(const Dependency& dep) {
   return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&dep));
 }
 
-enum class SpawnWhenOutcome { parked, released_now, direct, failed };
+enum class SpawnWhenOutcome { parked, direct, failed };
 
 // The protocol, independent of where items go. `park()` reserves and writes a waiting-storage
-// slot and returns it (no_slot on failure); `direct()` enqueues the item itself;
-// `release(slot)` moves a parked item to its queue.
-template <class Park, class Direct, class Release>
-APIARY_HD SpawnWhenOutcome spawn_when(Dependency& dep, std::int32_t n, Park&& park, Direct&& direct,
-                                      Release&& release) {
+// slot and returns it (no_slot on failure); `discard(slot)` frees a slot that park() wrote
+// and nobody read; `direct()` enqueues the item itself. (Only resolutions release parked
+// tasks: the spawn's single atomic leaves no window for one to complete in between.)
+template <class Park, class Discard, class Direct>
+APIARY_HD SpawnWhenOutcome spawn_when(Dependency& dep, std::int32_t n, Park&& park, Discard&& discard, Direct&& direct) {
   DeviceAtomic<std::uint64_t> word(dep.word);
   if (n <= 0) {
     direct();
     return SpawnWhenOutcome::direct;
   }
-  const std::uint64_t before = word.fetch_add(Dependency::counts(n + 1), mo::acq_rel);
-  if (Dependency::counter_of(before) + n + 1 == 1) {
-    // All n resolutions arrived before the spawn: no parking needed.
-    word.fetch_sub(Dependency::counts(1), mo::relaxed);
-    direct();
-    return SpawnWhenOutcome::direct;
-  }
   const std::uint32_t slot = park();
   if (slot == no_slot) return SpawnWhenOutcome::failed;
-  // Sets the slot and subtracts the extra 1 in one atomic. Only the spawn writes the slot
-  // bits (one task waits on a dependency at a time), so they still hold what `before` read:
-  // adding slot - old slot turns them into `slot` and carries nothing into the counter.
-  const std::uint64_t set_slot = std::uint64_t(slot) - std::uint64_t(Dependency::slot_of(before));
-  if (Dependency::counter_of(word.fetch_add(set_slot - Dependency::counts(1), mo::acq_rel)) == 1) {
-    release(slot);
-    return SpawnWhenOutcome::released_now;
-  }
-  return SpawnWhenOutcome::parked;
+  // Release: the parked item (and whatever the spawner wrote for the task) before the count
+  // that lets a resolution release it. Acquire: the resolutions' work, for the direct case.
+  const std::uint64_t before = word.fetch_add(Dependency::counts(n) + slot, mo::acq_rel);
+  if (Dependency::counter_of(before) + n != 0) return SpawnWhenOutcome::parked;
+  // All n resolutions came first (the counter was -n): no resolution will see the slot, so
+  // the spawn clears it again, takes its own item back and enqueues it.
+  word.fetch_sub(slot, mo::relaxed);
+  discard(slot);
+  direct();
+  return SpawnWhenOutcome::direct;
 }
 
 // One resolution. Returns true if this call released the waiting task.
 template <class Release>
 APIARY_HD bool resolve(Dependency& dep, Release&& release) {
-  const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::acq_rel);
+  DeviceAtomic<std::uint64_t> word(dep.word);
+  const std::uint64_t before = word.fetch_sub(Dependency::counts(1), mo::acq_rel);
   if (Dependency::counter_of(before) != 1) return false;
-  release(Dependency::slot_of(before));
+  // The last resolution clears the slot bits for the dependency's next waiter. A reuse of the
+  // dependency happens after the released task starts, so after this atomic: `release` ends
+  // with a release store (waiting_storage.hpp) that orders it before the task is handed on.
+  const std::uint32_t slot = Dependency::slot_of(before);
+  word.fetch_sub(slot, mo::relaxed);
+  release(slot);
   return true;
 }
 

@@ -103,6 +103,13 @@ struct WaitingStorageView {
     return queue;
   }
 
+  // Frees a slot that was written but never read (a spawn whose resolutions all came first
+  // takes its item back). The release store keeps the item's writes before any reuse.
+  APIARY_HD void discard(std::uint32_t slot) const {
+    store_release(state[slot], std::uint32_t(slot_free));
+    DeviceAtomic<std::int64_t>(counters->parked).fetch_sub(1, mo::relaxed);
+  }
+
   APIARY_HD std::int64_t parked_hint() const { return load_relaxed(counters->parked); }
 };
 

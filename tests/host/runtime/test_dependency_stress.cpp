@@ -21,6 +21,11 @@ struct Op {
   std::uint32_t dep;
   bool spawn;
 };
+// Parks at a chosen slot (a reused dependency sees its slot bits shrink and grow).
+struct StartAt {
+  std::uint32_t slot;
+  std::uint32_t start(std::uint64_t, std::uint32_t) const { return slot; }
+};
 }  // namespace
 
 TEST_CASE("dependency: concurrent spawn_when and resolve release each task once, after all resolutions",
@@ -69,12 +74,12 @@ TEST_CASE("dependency: concurrent spawn_when and resolve release each task once,
               if (slot != no_slot) ws.view.write(slot, 7, &w, sizeof(w), d);
               return slot;
             },
+            [&](std::uint32_t slot) { ws.view.discard(slot); },
             [&] {
               APIARY_THREAD_CHECK(failures, resolved[d].load() == needed[d]);
               APIARY_THREAD_CHECK(failures, released[d].fetch_add(1) == 0);
               APIARY_THREAD_CHECK(failures, ready.view.push(w));
-            },
-            release);
+            });
       } else {
         resolved[d].fetch_add(1);
         resolve(dependency[d], release);
@@ -89,11 +94,12 @@ TEST_CASE("dependency: concurrent spawn_when and resolve release each task once,
   REQUIRE(ready.view.available_hint() == std::int64_t(deps));
   for (std::uint32_t d = 0; d < deps; ++d) {
     REQUIRE(released[d].load() == 1);
-    REQUIRE(dependency[d].counter() == 0);  // reusable
+    REQUIRE(dependency[d].word == 0);  // reusable: counter zero, slot bits cleared
   }
 }
 
-TEST_CASE("dependency: resolutions before the spawn enqueue directly, without parking", "[dependency]") {
+TEST_CASE("dependency: resolutions before the spawn: the spawn takes its item back and enqueues it directly",
+          "[dependency]") {
   ErrorWord error{};
   HostWaitingStorage ws(4, 8, &error);
   Dependency dep;
@@ -106,12 +112,22 @@ TEST_CASE("dependency: resolutions before the spawn enqueue directly, without pa
   REQUIRE_FALSE(resolve(dep, release));
   REQUIRE_FALSE(resolve(dep, release));
   REQUIRE(dep.counter() == -2);
-  const auto outcome = spawn_when(dep, 2, [&] { return ws.view.reserve(1); }, [&] { ++direct; }, release);
+  std::uint32_t parked_at = no_slot;
+  auto park = [&] {
+    const std::uint64_t v = 42;
+    parked_at = ws.view.reserve(1, StartAt{3});
+    ws.view.write(parked_at, 0, &v, sizeof(v), 0);
+    return parked_at;
+  };
+  const auto outcome = spawn_when(dep, 2, park, [&](std::uint32_t slot) { ws.view.discard(slot); }, [&] { ++direct; });
   REQUIRE(outcome == SpawnWhenOutcome::direct);
+  REQUIRE(parked_at == 3);  // the slot bits were set and cleared again
   REQUIRE(direct == 1);
   REQUIRE(released == 0);
-  REQUIRE(dep.counter() == 0);
+  REQUIRE(dep.word == 0);
   REQUIRE(ws.view.parked_hint() == 0);
+  REQUIRE(ws.state[3] == slot_free);
+  REQUIRE(error.code == 0);
 }
 
 TEST_CASE("dependency: the last resolution releases a parked task; retain adds expected resolutions",
@@ -131,7 +147,8 @@ TEST_CASE("dependency: the last resolution releases a parked task; retain adds e
     ws.view.write(slot, 0, &v, 8, 0);
     return slot;
   };
-  REQUIRE(spawn_when(dep, 1, park, [] {}, release) == SpawnWhenOutcome::parked);
+  auto discard = [&](std::uint32_t slot) { ws.view.discard(slot); };
+  REQUIRE(spawn_when(dep, 1, park, discard, [] {}) == SpawnWhenOutcome::parked);
   REQUIRE(ws.view.parked_hint() == 1);
   retain(dep, 2);  // the holder hands its count to two children
   REQUIRE_FALSE(resolve(dep, release));
@@ -140,15 +157,8 @@ TEST_CASE("dependency: the last resolution releases a parked task; retain adds e
   REQUIRE(resolve(dep, release));
   REQUIRE(released == 1);
   REQUIRE(ws.view.parked_hint() == 0);
+  REQUIRE(dep.word == 0);
 }
-
-namespace {
-// Parks at a chosen slot, so that a reused dependency sees its slot bits shrink and grow.
-struct StartAt {
-  std::uint32_t slot;
-  std::uint32_t start(std::uint64_t, std::uint32_t) const { return slot; }
-};
-}  // namespace
 
 TEST_CASE("dependency: a reused dependency keeps counter and slot apart in its word", "[dependency]") {
   ErrorWord error{};
@@ -165,13 +175,14 @@ TEST_CASE("dependency: a reused dependency keeps counter and slot apart in its w
       ws.view.write(slot, 0, &value, sizeof(value), 0);
       return slot;
     };
-    REQUIRE(spawn_when(dep, 3, park, [] {}, release) == SpawnWhenOutcome::parked);
+    REQUIRE(spawn_when(dep, 3, park, [&](std::uint32_t slot) { ws.view.discard(slot); }, [] {}) ==
+            SpawnWhenOutcome::parked);
     REQUIRE(dep.counter() == 2);
     REQUIRE(Dependency::slot_of(dep.word) == at);
     REQUIRE_FALSE(resolve(dep, release));
     REQUIRE(resolve(dep, release));
     REQUIRE(got == value);
-    REQUIRE(dep.counter() == 0);
+    REQUIRE(dep.word == 0);  // counter zero, slot bits cleared for the next waiter
     REQUIRE(ws.view.parked_hint() == 0);
   }
   REQUIRE(error.code == 0);

@@ -103,7 +103,7 @@ struct Sim {
               if (slot != no_slot) ws.view.write(slot, J, &item, sizeof(Item), 0);
               return slot;
             },
-            [&] { spawn(J, item); }, [&](std::uint32_t slot) { release(slot); });
+            [&](std::uint32_t slot) { ws.view.discard(slot); }, [&] { spawn(J, item); });
         break;
       }
       case B:
