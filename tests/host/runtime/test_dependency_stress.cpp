@@ -51,13 +51,16 @@ TEST_CASE("dependency: concurrent spawn_when and resolve release each task once,
   std::vector<std::atomic<std::uint32_t>> released(deps);
   ThreadFailures failures;
 
-  auto release = [&](std::uint32_t slot) {
-    Waiter w{};
-    const std::uint32_t queue = ws.view.extract(slot, &w, sizeof(w));
-    APIARY_THREAD_CHECK(failures, queue == 7);
-    APIARY_THREAD_CHECK(failures, resolved[w.dep].load() == w.expected);  // all resolutions happened first
-    APIARY_THREAD_CHECK(failures, released[w.dep].fetch_add(1) == 0);
-    APIARY_THREAD_CHECK(failures, ready.view.push(w));
+  // The released waiter, per thread: resolve() takes it out of the storage, then hands it on.
+  auto take_into = [&](Waiter& w) {
+    return [&](std::uint32_t slot) { APIARY_THREAD_CHECK(failures, ws.view.extract(slot, &w, sizeof(w)) == 7); };
+  };
+  auto hand_on = [&](const Waiter& w) {
+    return [&] {
+      APIARY_THREAD_CHECK(failures, resolved[w.dep].load() == w.expected);  // all resolutions happened first
+      APIARY_THREAD_CHECK(failures, released[w.dep].fetch_add(1) == 0);
+      APIARY_THREAD_CHECK(failures, ready.view.push(w));
+    };
   };
 
   const std::size_t chunk = (ops.size() + threads - 1) / threads;
@@ -82,7 +85,8 @@ TEST_CASE("dependency: concurrent spawn_when and resolve release each task once,
             });
       } else {
         resolved[d].fetch_add(1);
-        resolve(dependency[d], release);
+        Waiter taken{};
+        resolve(dependency[d], take_into(taken), hand_on(taken));
       }
     }
   });
@@ -104,13 +108,9 @@ TEST_CASE("dependency: resolutions before the spawn: the spawn takes its item ba
   HostWaitingStorage ws(4, 8, &error);
   Dependency dep;
   int released = 0, direct = 0;
-  auto release = [&](std::uint32_t slot) {
-    std::uint64_t v;
-    ws.view.extract(slot, &v, sizeof(v));
-    ++released;
-  };
-  REQUIRE_FALSE(resolve(dep, release));
-  REQUIRE_FALSE(resolve(dep, release));
+  auto take = [&](std::uint32_t) { ++released; };
+  REQUIRE_FALSE(resolve(dep, take, [] {}));
+  REQUIRE_FALSE(resolve(dep, take, [] {}));
   REQUIRE(dep.counter() == -2);
   std::uint32_t parked_at = no_slot;
   auto park = [&] {
@@ -135,10 +135,16 @@ TEST_CASE("dependency: the last resolution releases a parked task; retain adds e
   ErrorWord error{};
   HostWaitingStorage ws(4, 8, &error);
   Dependency dep;
-  int released = 0;
-  auto release = [&](std::uint32_t slot) {
-    std::uint64_t v;
+  int taken = 0, released = 0;
+  std::uint64_t v = 0;
+  // The slot bits are cleared after the item was taken out and before it is handed on.
+  auto take = [&](std::uint32_t slot) {
+    REQUIRE(Dependency::slot_of(dep.word) == slot);
     ws.view.extract(slot, &v, sizeof(v));
+    ++taken;
+  };
+  auto hand_on = [&] {
+    REQUIRE(Dependency::slot_of(dep.word) == 0);
     ++released;
   };
   auto park = [&] {
@@ -151,11 +157,13 @@ TEST_CASE("dependency: the last resolution releases a parked task; retain adds e
   REQUIRE(spawn_when(dep, 1, park, discard, [] {}) == SpawnWhenOutcome::parked);
   REQUIRE(ws.view.parked_hint() == 1);
   retain(dep, 2);  // the holder hands its count to two children
-  REQUIRE_FALSE(resolve(dep, release));
-  REQUIRE_FALSE(resolve(dep, release));
-  REQUIRE(released == 0);
-  REQUIRE(resolve(dep, release));
+  REQUIRE_FALSE(resolve(dep, take, hand_on));
+  REQUIRE_FALSE(resolve(dep, take, hand_on));
+  REQUIRE(taken + released == 0);
+  REQUIRE(resolve(dep, take, hand_on));
+  REQUIRE(taken == 1);
   REQUIRE(released == 1);
+  REQUIRE(v == 42);
   REQUIRE(ws.view.parked_hint() == 0);
   REQUIRE(dep.word == 0);
 }
@@ -165,10 +173,10 @@ TEST_CASE("dependency: a reused dependency keeps counter and slot apart in its w
   HostWaitingStorage ws(8, 8, &error);
   Dependency dep;
   std::uint64_t got = 0;
-  auto release = [&](std::uint32_t slot) { ws.view.extract(slot, &got, sizeof(got)); };
+  auto take = [&](std::uint32_t slot) { ws.view.extract(slot, &got, sizeof(got)); };
   for (const std::uint32_t at : {5u, 2u, 7u, 0u, 7u, 1u}) {
     const std::uint64_t value = 100 + at;
-    REQUIRE_FALSE(resolve(dep, release));  // one resolution before the spawn: the counter goes negative
+    REQUIRE_FALSE(resolve(dep, take, [] {}));  // one resolution before the spawn: the counter goes negative
     REQUIRE(dep.counter() == -1);
     auto park = [&] {
       const std::uint32_t slot = ws.view.reserve(0, StartAt{at});
@@ -179,8 +187,8 @@ TEST_CASE("dependency: a reused dependency keeps counter and slot apart in its w
             SpawnWhenOutcome::parked);
     REQUIRE(dep.counter() == 2);
     REQUIRE(Dependency::slot_of(dep.word) == at);
-    REQUIRE_FALSE(resolve(dep, release));
-    REQUIRE(resolve(dep, release));
+    REQUIRE_FALSE(resolve(dep, take, [] {}));
+    REQUIRE(resolve(dep, take, [] {}));
     REQUIRE(got == value);
     REQUIRE(dep.word == 0);  // counter zero, slot bits cleared for the next waiter
     REQUIRE(ws.view.parked_hint() == 0);
