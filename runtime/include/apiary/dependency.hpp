@@ -5,14 +5,14 @@
 // and the slot to the word in one atomic; every resolve(dep) subtracts 1. Whoever brings the
 // counter to zero moves the item from the waiting storage to its queue. Resolutions may come
 // before the spawn: the counter goes negative, and a spawn that finds all n resolutions
-// already done takes its item back and enqueues it directly.
+// already done (one load first) enqueues its item directly.
 //
 // Counter and slot share one 64-bit word, so that the resolution that completes a dependency
 // learns the slot from its own atomic (one memory round trip, not two), and the spawn
 // publishes the parked item, adds its count and sets the slot in one atomic. The slot bits
 // are zero whenever no task waits (the resolution that releases the task clears them), so
-// adding the slot sets them. (The previous protocol added n + 1 first, parked, then set the slot and
-// gave back the extra 1: one more atomic with a full fence on every parking hop.)
+// adding the slot sets them. (The previous protocol added n + 1 first, parked, then set the
+// slot and gave back the extra 1: one more atomic with a full fence on every parking hop.)
 //
 // A Dependency is 8 bytes of zero-initialised device memory owned by the user or by the
 // runtime's pool; it may be reused once its task was released.
@@ -60,14 +60,24 @@ APIARY_HD SpawnWhenOutcome spawn_when(Dependency& dep, std::int32_t n, Park&& pa
     direct();
     return SpawnWhenOutcome::direct;
   }
+  // A spawn whose resolutions all came first (the counter is -n: only resolutions lower it,
+  // and n of them come) needs no slot: it gives the counter back and enqueues at once. The
+  // acquire load reads from the last resolution, so the task sees the resolutions' work.
+  // (Parking it and discarding the slot instead made Jacobi with per-task dependencies,
+  // where the last task of a neighbourhood finds its successor resolved, 1.16x slower.)
+  if (Dependency::counter_of(word.load(mo::acquire)) + n == 0) {
+    word.fetch_add(Dependency::counts(n), mo::relaxed);
+    direct();
+    return SpawnWhenOutcome::direct;
+  }
   const std::uint32_t slot = park();
   if (slot == no_slot) return SpawnWhenOutcome::failed;
   // Release: the parked item (and whatever the spawner wrote for the task) before the count
   // that lets a resolution release it. Acquire: the resolutions' work, for the direct case.
   const std::uint64_t before = word.fetch_add(Dependency::counts(n) + slot, mo::acq_rel);
   if (Dependency::counter_of(before) + n != 0) return SpawnWhenOutcome::parked;
-  // All n resolutions came first (the counter was -n): no resolution will see the slot, so
-  // the spawn clears it again, takes its own item back and enqueues it.
+  // The last resolutions came after the load above but before this atomic: no resolution
+  // will see the slot, so the spawn clears it again, takes its own item back and enqueues it.
   word.fetch_sub(slot, mo::relaxed);
   discard(slot);
   direct();

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <random>
 
 using namespace apiary;
@@ -102,31 +103,44 @@ TEST_CASE("dependency: concurrent spawn_when and resolve release each task once,
   }
 }
 
-TEST_CASE("dependency: resolutions before the spawn: the spawn takes its item back and enqueues it directly",
-          "[dependency]") {
+TEST_CASE("dependency: resolutions before the spawn: it enqueues directly, without a slot", "[dependency]") {
   ErrorWord error{};
   HostWaitingStorage ws(4, 8, &error);
   Dependency dep;
-  int released = 0, direct = 0;
+  int released = 0, direct = 0, parks = 0;
   auto take = [&](std::uint32_t) { ++released; };
-  REQUIRE_FALSE(resolve(dep, take, [] {}));
-  REQUIRE_FALSE(resolve(dep, take, [] {}));
-  REQUIRE(dep.counter() == -2);
-  std::uint32_t parked_at = no_slot;
+  auto discard = [&](std::uint32_t slot) { ws.view.discard(slot); };
+  const std::uint64_t v = 42;
+  std::function<void()> while_parking = [] {};
   auto park = [&] {
-    const std::uint64_t v = 42;
-    parked_at = ws.view.reserve(1, StartAt{3});
-    ws.view.write(parked_at, 0, &v, sizeof(v), 0);
-    return parked_at;
+    ++parks;
+    const std::uint32_t slot = ws.view.reserve(1, StartAt{3});
+    ws.view.write(slot, 0, &v, sizeof(v), 0);
+    while_parking();
+    return slot;
   };
-  const auto outcome = spawn_when(dep, 2, park, [&](std::uint32_t slot) { ws.view.discard(slot); }, [&] { ++direct; });
-  REQUIRE(outcome == SpawnWhenOutcome::direct);
-  REQUIRE(parked_at == 3);  // the slot bits were set and cleared again
+
+  SECTION("all of them before the spawn looks") {
+    REQUIRE_FALSE(resolve(dep, take, [] {}));
+    REQUIRE_FALSE(resolve(dep, take, [] {}));
+    REQUIRE(dep.counter() == -2);
+    REQUIRE(spawn_when(dep, 2, park, discard, [&] { ++direct; }) == SpawnWhenOutcome::direct);
+    REQUIRE(parks == 0);
+  }
+  SECTION("the last ones while it parks: it takes the slot back") {
+    REQUIRE_FALSE(resolve(dep, take, [] {}));
+    while_parking = [&] {
+      REQUIRE_FALSE(resolve(dep, take, [] {}));
+      REQUIRE(dep.counter() == -2);
+    };
+    REQUIRE(spawn_when(dep, 2, park, discard, [&] { ++direct; }) == SpawnWhenOutcome::direct);
+    REQUIRE(parks == 1);
+    REQUIRE(ws.state[3] == slot_free);
+  }
   REQUIRE(direct == 1);
   REQUIRE(released == 0);
-  REQUIRE(dep.word == 0);
+  REQUIRE(dep.word == 0);  // counter zero, slot bits clear
   REQUIRE(ws.view.parked_hint() == 0);
-  REQUIRE(ws.state[3] == slot_free);
   REQUIRE(error.code == 0);
 }
 
