@@ -145,7 +145,12 @@ def goals(per):
     mk = per.get("megakernel", {})
     if mk.get("chain_dependency_ns") is not None:
         v = mk["chain_dependency_ns"]
-        out.append(("MK dependency-chain latency ≤ 1 µs per link", f"{v / 1000:.2f} µs", v <= GOAL_CHAIN_NS))
+        out.append(("MK dependency-chain latency ≤ 1 µs per link (each link parks the next, then resolves)",
+                    f"{v / 1000:.2f} µs", v <= GOAL_CHAIN_NS))
+    if mk.get("chain_parked_ns") is not None:
+        v = mk["chain_parked_ns"]
+        out.append(("MK dependency-chain latency ≤ 1 µs per link (links parked ahead; resolve, release, run)",
+                    f"{v / 1000:.2f} µs", v <= GOAL_CHAIN_NS))
     # A round is measured where every round does one phase change (the cyclic ping-pong);
     # older result files only have the dependency chain, which may need a single round.
     for s, m in per.items():
@@ -225,9 +230,11 @@ def device_section(device, records):
         row("resolve + release, k = 1 (ns per resolution)", "resolve_ns", lambda v: fmt(v, 2)),
         row("chain hop, spawn (µs per link)", "chain_spawn_ns", us),
         row("chain hop, dependency (µs per link)", "chain_dependency_ns", us),
+        row("chain hop, parked links (µs per link)", "chain_parked_ns", us),
         row("chain hop, spawn_next (µs per link)", "chain_next_ns", us),
         row("chain hop, spawn_next, hand-off off (µs per link)", "chain_next_queued_ns", us),
         row("chain hop, dependency, hand-off off (µs per link)", "chain_dependency_queued_ns", us),
+        row("chain hop, parked links, hand-off off (µs per link)", "chain_parked_queued_ns", us),
         row("rounds of the dependency chain", "rounds_dependency", lambda v: f"{v:,}"),
         row("µs per round (dependency chain)", "round_dependency_us", lambda v: fmt(v, 2)),
         row("phase change, cyclic ping-pong (µs)", "phase_change_us", lambda v: fmt(v, 2)),
