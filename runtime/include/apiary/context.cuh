@@ -74,8 +74,7 @@ class Context {
   }
 
   // Spawns a task of type U that runs once `dep` received `n` resolutions (resolutions that
-  // came earlier count). The task waits in the waiting storage meanwhile (it takes a slot
-  // there even when all n resolutions came first, and gives it back at once).
+  // came earlier count). The task waits in the waiting storage meanwhile.
   template <class U>
   __device__ void spawn_when(Dependency& dep, const typename U::Item& item, std::int32_t n) const {
     spawn_when_to(queue_of<U>(), dep, item, n);
@@ -105,14 +104,7 @@ class Context {
   __device__ void resolve(Dependency& dep) const {
     const std::uint64_t id = dependency_id(dep);
     record(DependencyEventKind::resolve, id, 0, no_task);
-    alignas(8) std::byte item[max_item_bytes];
-    std::uint32_t q = 0;
-    apiary::resolve(
-        dep, [&](std::uint32_t slot) { q = g_->waiting.extract(slot, item, max_item_bytes); },
-        [&] {
-          record(DependencyEventKind::release, id, 0, q);
-          enqueue(q, item, g_->queues[q].stride, id, Route::handoff);
-        });
+    apiary::resolve(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); });
   }
 
   // Adds k expected resolutions to a dependency this task holds a count of (see dependency.hpp).
@@ -201,6 +193,14 @@ class Context {
     }
     __syncwarp(peers);
     if (lane == leader) queue.commit(count);
+  }
+
+  // Moves a parked task from the waiting storage to its queue.
+  __device__ void release(std::uint32_t slot, std::uint64_t id, Route route) const {
+    alignas(8) std::byte buffer[max_item_bytes];
+    const std::uint32_t q = g_->waiting.extract(slot, buffer, max_item_bytes);
+    record(DependencyEventKind::release, id, 0, q);
+    enqueue(q, buffer, g_->queues[q].stride, id, route);
   }
 
   __device__ void record(DependencyEventKind kind, std::uint64_t id, std::int32_t count, std::uint32_t queue) const {

@@ -1,18 +1,17 @@
 // Individual dependencies (thesis 5.3): an atomic counter plus the waiting-storage slot of
 // the task that waits on it.
 //
-// spawn_when(dep, item, n) parks the item in the waiting storage, then adds n to the counter
-// and the slot to the word in one atomic; every resolve(dep) subtracts 1. Whoever brings the
-// counter to zero moves the item from the waiting storage to its queue. Resolutions may come
-// before the spawn: the counter goes negative, and a spawn that finds all n resolutions
-// already done (one load first) enqueues its item directly.
+// spawn_when(dep, item, n) loads the word, parks the item in the waiting storage, then adds
+// n to the counter and sets the slot in one atomic; every resolve(dep) subtracts 1. Whoever
+// brings the counter to zero moves the item from the waiting storage to its queue.
+// Resolutions may come before the spawn: the counter goes negative, and a spawn whose load
+// finds all n resolutions done enqueues its item directly.
 //
 // Counter and slot share one 64-bit word, so that the resolution that completes a dependency
 // learns the slot from its own atomic (one memory round trip, not two), and the spawn
-// publishes the parked item, adds its count and sets the slot in one atomic. The slot bits
-// are zero whenever no task waits (the resolution that releases the task clears them), so
-// adding the slot sets them. (The previous protocol added n + 1 first, parked, then set the
-// slot and gave back the extra 1: one more atomic with a full fence on every parking hop.)
+// publishes the parked item, adds its count and sets the slot in one atomic. (The previous
+// protocol added n + 1 first, parked, then set the slot and gave back the extra 1: an atomic
+// with a full fence where there is now a load.)
 //
 // A Dependency is 8 bytes of zero-initialised device memory owned by the user or by the
 // runtime's pool; it may be reused once its task was released.
@@ -28,8 +27,8 @@ namespace apiary {
 struct Dependency {
   // The counter in the high 32 bits: +n at spawn, -1 per resolution. Signed, and wrapping
   // out of the word's top, so it never disturbs the slot below it.
-  // The slot in the low 32 bits: the waiting-storage slot of the parked task; zero while no
-  // task waits.
+  // The slot in the low 32 bits: the waiting-storage slot of the parked task (stale once it
+  // was released).
   std::uint64_t word = 0;
 
   APIARY_HD static constexpr std::int32_t counter_of(std::uint64_t w) { return static_cast<std::int32_t>(w >> 32); }
@@ -60,46 +59,42 @@ APIARY_HD SpawnWhenOutcome spawn_when(Dependency& dep, std::int32_t n, Park&& pa
     direct();
     return SpawnWhenOutcome::direct;
   }
-  // A spawn whose resolutions all came first (the counter is -n: only resolutions lower it,
-  // and n of them come) needs no slot: it gives the counter back and enqueues at once. The
-  // acquire load reads from the last resolution, so the task sees the resolutions' work.
-  // (Parking it and discarding the slot instead made Jacobi with per-task dependencies,
-  // where the last task of a neighbourhood finds its successor resolved, 1.16x slower.)
-  if (Dependency::counter_of(word.load(mo::acquire)) + n == 0) {
+  // Only resolutions lower the counter, and n of them come: a counter of -n means all came
+  // first. Then the spawn needs no slot: it gives the counter back and enqueues at once (the
+  // acquire load read from the last resolution, so the task sees the resolutions' work).
+  // Parking and discarding instead made Jacobi with per-task dependencies, where the last
+  // task of a neighbourhood finds its successor resolved, 1.16x slower on an H200.
+  const std::uint64_t seen = word.load(mo::acquire);
+  if (Dependency::counter_of(seen) + n == 0) {
     word.fetch_add(Dependency::counts(n), mo::relaxed);
     direct();
     return SpawnWhenOutcome::direct;
   }
   const std::uint32_t slot = park();
   if (slot == no_slot) return SpawnWhenOutcome::failed;
-  // Release: the parked item (and whatever the spawner wrote for the task) before the count
-  // that lets a resolution release it. Acquire: the resolutions' work, for the direct case.
-  const std::uint64_t before = word.fetch_add(Dependency::counts(n) + slot, mo::acq_rel);
+  // Adds n and turns the slot bits into `slot`: only spawns write them (one task waits on a
+  // dependency at a time), so they still hold what the load saw, and adding slot - old slot
+  // carries nothing into the counter. (Resolvers leave the slot bits alone: clearing them
+  // after a release, so that the spawn could skip this, made a parked chain's hop 2-3%
+  // slower on an H200, an extra atomic on the word.) Release: the parked item, and whatever
+  // the spawner wrote for the task, before the count that lets a resolution release it.
+  // Acquire: the resolutions' work, for the direct case below.
+  const std::uint64_t set_slot = std::uint64_t(slot) - std::uint64_t(Dependency::slot_of(seen));
+  const std::uint64_t before = word.fetch_add(Dependency::counts(n) + set_slot, mo::acq_rel);
   if (Dependency::counter_of(before) + n != 0) return SpawnWhenOutcome::parked;
-  // The last resolutions came after the load above but before this atomic: no resolution
-  // will see the slot, so the spawn clears it again, takes its own item back and enqueues it.
-  word.fetch_sub(slot, mo::relaxed);
+  // The last resolutions came between the load and this atomic: none of them saw the slot,
+  // so the spawn takes its item back and enqueues it.
   discard(slot);
   direct();
   return SpawnWhenOutcome::direct;
 }
 
-// One resolution. Returns true if this call released the waiting task: `take(slot)` reads
-// the parked item and frees its slot, `hand_on()` then enqueues it. In between, the slot bits
-// are cleared for the dependency's next waiter: after the slot was freed (so the clear does
-// not hold up the extraction's release store: a parked chain's hop measured 3% slower with
-// the clear first, on an H200) and before the task can start (a reuse of the dependency
-// happens after the task starts, so after the clear; a queue publishes the task with a
-// release store, a block's hand-off slot with a block barrier).
-template <class Take, class HandOn>
-APIARY_HD bool resolve(Dependency& dep, Take&& take, HandOn&& hand_on) {
-  DeviceAtomic<std::uint64_t> word(dep.word);
-  const std::uint64_t before = word.fetch_sub(Dependency::counts(1), mo::acq_rel);
+// One resolution. Returns true if this call released the waiting task.
+template <class Release>
+APIARY_HD bool resolve(Dependency& dep, Release&& release) {
+  const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::acq_rel);
   if (Dependency::counter_of(before) != 1) return false;
-  const std::uint32_t slot = Dependency::slot_of(before);
-  take(slot);
-  word.fetch_sub(slot, mo::relaxed);
-  hand_on();
+  release(Dependency::slot_of(before));
   return true;
 }
 

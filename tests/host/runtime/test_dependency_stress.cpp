@@ -52,16 +52,13 @@ TEST_CASE("dependency: concurrent spawn_when and resolve release each task once,
   std::vector<std::atomic<std::uint32_t>> released(deps);
   ThreadFailures failures;
 
-  // The released waiter, per thread: resolve() takes it out of the storage, then hands it on.
-  auto take_into = [&](Waiter& w) {
-    return [&](std::uint32_t slot) { APIARY_THREAD_CHECK(failures, ws.view.extract(slot, &w, sizeof(w)) == 7); };
-  };
-  auto hand_on = [&](const Waiter& w) {
-    return [&] {
-      APIARY_THREAD_CHECK(failures, resolved[w.dep].load() == w.expected);  // all resolutions happened first
-      APIARY_THREAD_CHECK(failures, released[w.dep].fetch_add(1) == 0);
-      APIARY_THREAD_CHECK(failures, ready.view.push(w));
-    };
+  auto release = [&](std::uint32_t slot) {
+    Waiter w{};
+    const std::uint32_t queue = ws.view.extract(slot, &w, sizeof(w));
+    APIARY_THREAD_CHECK(failures, queue == 7);
+    APIARY_THREAD_CHECK(failures, resolved[w.dep].load() == w.expected);  // all resolutions happened first
+    APIARY_THREAD_CHECK(failures, released[w.dep].fetch_add(1) == 0);
+    APIARY_THREAD_CHECK(failures, ready.view.push(w));
   };
 
   const std::size_t chunk = (ops.size() + threads - 1) / threads;
@@ -86,8 +83,7 @@ TEST_CASE("dependency: concurrent spawn_when and resolve release each task once,
             });
       } else {
         resolved[d].fetch_add(1);
-        Waiter taken{};
-        resolve(dependency[d], take_into(taken), hand_on(taken));
+        resolve(dependency[d], release);
       }
     }
   });
@@ -99,7 +95,7 @@ TEST_CASE("dependency: concurrent spawn_when and resolve release each task once,
   REQUIRE(ready.view.available_hint() == std::int64_t(deps));
   for (std::uint32_t d = 0; d < deps; ++d) {
     REQUIRE(released[d].load() == 1);
-    REQUIRE(dependency[d].word == 0);  // reusable: counter zero, slot bits cleared
+    REQUIRE(dependency[d].counter() == 0);  // reusable
   }
 }
 
@@ -108,7 +104,7 @@ TEST_CASE("dependency: resolutions before the spawn: it enqueues directly, witho
   HostWaitingStorage ws(4, 8, &error);
   Dependency dep;
   int released = 0, direct = 0, parks = 0;
-  auto take = [&](std::uint32_t) { ++released; };
+  auto release = [&](std::uint32_t) { ++released; };
   auto discard = [&](std::uint32_t slot) { ws.view.discard(slot); };
   const std::uint64_t v = 42;
   std::function<void()> while_parking = [] {};
@@ -121,16 +117,16 @@ TEST_CASE("dependency: resolutions before the spawn: it enqueues directly, witho
   };
 
   SECTION("all of them before the spawn looks") {
-    REQUIRE_FALSE(resolve(dep, take, [] {}));
-    REQUIRE_FALSE(resolve(dep, take, [] {}));
+    REQUIRE_FALSE(resolve(dep, release));
+    REQUIRE_FALSE(resolve(dep, release));
     REQUIRE(dep.counter() == -2);
     REQUIRE(spawn_when(dep, 2, park, discard, [&] { ++direct; }) == SpawnWhenOutcome::direct);
     REQUIRE(parks == 0);
   }
   SECTION("the last ones while it parks: it takes the slot back") {
-    REQUIRE_FALSE(resolve(dep, take, [] {}));
+    REQUIRE_FALSE(resolve(dep, release));
     while_parking = [&] {
-      REQUIRE_FALSE(resolve(dep, take, [] {}));
+      REQUIRE_FALSE(resolve(dep, release));
       REQUIRE(dep.counter() == -2);
     };
     REQUIRE(spawn_when(dep, 2, park, discard, [&] { ++direct; }) == SpawnWhenOutcome::direct);
@@ -139,7 +135,7 @@ TEST_CASE("dependency: resolutions before the spawn: it enqueues directly, witho
   }
   REQUIRE(direct == 1);
   REQUIRE(released == 0);
-  REQUIRE(dep.word == 0);  // counter zero, slot bits clear
+  REQUIRE(dep.counter() == 0);
   REQUIRE(ws.view.parked_hint() == 0);
   REQUIRE(error.code == 0);
 }
@@ -149,16 +145,10 @@ TEST_CASE("dependency: the last resolution releases a parked task; retain adds e
   ErrorWord error{};
   HostWaitingStorage ws(4, 8, &error);
   Dependency dep;
-  int taken = 0, released = 0;
+  int released = 0;
   std::uint64_t v = 0;
-  // The slot bits are cleared after the item was taken out and before it is handed on.
-  auto take = [&](std::uint32_t slot) {
-    REQUIRE(Dependency::slot_of(dep.word) == slot);
+  auto release = [&](std::uint32_t slot) {
     ws.view.extract(slot, &v, sizeof(v));
-    ++taken;
-  };
-  auto hand_on = [&] {
-    REQUIRE(Dependency::slot_of(dep.word) == 0);
     ++released;
   };
   auto park = [&] {
@@ -171,15 +161,14 @@ TEST_CASE("dependency: the last resolution releases a parked task; retain adds e
   REQUIRE(spawn_when(dep, 1, park, discard, [] {}) == SpawnWhenOutcome::parked);
   REQUIRE(ws.view.parked_hint() == 1);
   retain(dep, 2);  // the holder hands its count to two children
-  REQUIRE_FALSE(resolve(dep, take, hand_on));
-  REQUIRE_FALSE(resolve(dep, take, hand_on));
-  REQUIRE(taken + released == 0);
-  REQUIRE(resolve(dep, take, hand_on));
-  REQUIRE(taken == 1);
+  REQUIRE_FALSE(resolve(dep, release));
+  REQUIRE_FALSE(resolve(dep, release));
+  REQUIRE(released == 0);
+  REQUIRE(resolve(dep, release));
   REQUIRE(released == 1);
   REQUIRE(v == 42);
   REQUIRE(ws.view.parked_hint() == 0);
-  REQUIRE(dep.word == 0);
+  REQUIRE(dep.counter() == 0);
 }
 
 TEST_CASE("dependency: a reused dependency keeps counter and slot apart in its word", "[dependency]") {
@@ -187,10 +176,10 @@ TEST_CASE("dependency: a reused dependency keeps counter and slot apart in its w
   HostWaitingStorage ws(8, 8, &error);
   Dependency dep;
   std::uint64_t got = 0;
-  auto take = [&](std::uint32_t slot) { ws.view.extract(slot, &got, sizeof(got)); };
+  auto release = [&](std::uint32_t slot) { ws.view.extract(slot, &got, sizeof(got)); };
   for (const std::uint32_t at : {5u, 2u, 7u, 0u, 7u, 1u}) {
     const std::uint64_t value = 100 + at;
-    REQUIRE_FALSE(resolve(dep, take, [] {}));  // one resolution before the spawn: the counter goes negative
+    REQUIRE_FALSE(resolve(dep, release));  // one resolution before the spawn: the counter goes negative
     REQUIRE(dep.counter() == -1);
     auto park = [&] {
       const std::uint32_t slot = ws.view.reserve(0, StartAt{at});
@@ -201,10 +190,10 @@ TEST_CASE("dependency: a reused dependency keeps counter and slot apart in its w
             SpawnWhenOutcome::parked);
     REQUIRE(dep.counter() == 2);
     REQUIRE(Dependency::slot_of(dep.word) == at);
-    REQUIRE_FALSE(resolve(dep, take, [] {}));
-    REQUIRE(resolve(dep, take, [] {}));
+    REQUIRE_FALSE(resolve(dep, release));
+    REQUIRE(resolve(dep, release));
     REQUIRE(got == value);
-    REQUIRE(dep.word == 0);  // counter zero, slot bits cleared for the next waiter
+    REQUIRE(dep.counter() == 0);
     REQUIRE(ws.view.parked_hint() == 0);
   }
   REQUIRE(error.code == 0);

@@ -82,11 +82,10 @@ struct Sim {
     APIARY_THREAD_CHECK(failures, views[q].push(item));
   }
 
-  // One resolution; the last one moves the waiting task to its queue (or the hand-off slot).
-  void resolve_dependency(Dependency& dep) {
+  void release(std::uint32_t slot) {
     Item item{};
-    std::uint32_t q = 0;
-    resolve(dep, [&](std::uint32_t slot) { q = ws.view.extract(slot, &item, sizeof(item)); }, [&] { spawn(q, item); });
+    const std::uint32_t q = ws.view.extract(slot, &item, sizeof(item));
+    spawn(q, item);
   }
 
   void run_task(std::uint32_t q, const Item& item) {
@@ -109,7 +108,7 @@ struct Sim {
       }
       case B:
         spawn(C, item);
-        resolve_dependency(deps[item.dep]);
+        resolve(deps[item.dep], [&](std::uint32_t slot) { release(slot); });
         break;
       case C:
         spawn(D, item);
