@@ -82,6 +82,37 @@ struct Events {
   }
 };
 
+// An event the host waits on (no timing).
+struct Event {
+  cudaEvent_t e = nullptr;
+  Event() { APIARY_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming)); }
+  ~Event() { cudaEventDestroy(e); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  // Records it on stream s and spins on cudaEventQuery until the work before it ended.
+  void record_and_spin(cudaStream_t s) const {
+    APIARY_CUDA_CHECK(cudaEventRecord(e, s));
+    cudaError_t status;
+    while ((status = cudaEventQuery(e)) == cudaErrorNotReady) {
+    }
+    APIARY_CUDA_CHECK(status);
+  }
+};
+
+// One 64-bit word of mapped pinned host memory, and its device address.
+struct MappedWord {
+  std::uint64_t* host = nullptr;
+  std::uint64_t* device = nullptr;
+  MappedWord() {
+    APIARY_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host), sizeof(std::uint64_t), cudaHostAllocMapped));
+    *host = 0;
+    APIARY_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device), host, 0));
+  }
+  ~MappedWord() { cudaFreeHost(host); }
+  MappedWord(const MappedWord&) = delete;
+  MappedWord& operator=(const MappedWord&) = delete;
+};
+
 template <class Work>
 std::vector<double> repeat(int repeats, Stream& stream, Events& events, Work&& work) {
   std::vector<double> ms;
@@ -205,71 +236,73 @@ Measurement measure_graph_while(std::uint32_t iterations, int repeats) {
   return m;
 }
 
-Measurement measure_host_round_trips(const char* wait, std::uint32_t iterations, int repeats) {
-  const std::string how(wait);
+namespace {
+
+// wait=event: launch an empty kernel, spin on its event.
+std::vector<double> time_event_round_trips(std::uint32_t iterations, int repeats) {
+  Stream stream;
+  Events events;
+  Event done;
+  return repeat(repeats, stream, events, [&] {
+    for (std::uint32_t i = 0; i < iterations; ++i) {
+      empty_kernel<<<1, 32, 0, stream.s>>>();
+      done.record_and_spin(stream.s);
+    }
+  });
+}
+
+// wait=mapped: launch a kernel that writes the iteration into mapped memory, spin on the word.
+std::vector<double> time_mapped_round_trips(std::uint32_t iterations, int repeats) {
+  Stream stream;
+  Events events;
+  MappedWord word;
+  volatile std::uint64_t* seen = word.host;
+  std::uint64_t published = 0;
+  return repeat(repeats, stream, events, [&] {
+    for (std::uint32_t i = 0; i < iterations; ++i) {
+      publish_kernel<<<1, 32, 0, stream.s>>>(word.device, ++published);
+      APIARY_CUDA_CHECK(cudaGetLastError());
+      while (*seen != published) {
+      }
+    }
+  });
+}
+
+// shape=tsk_round: the timesliced round's launch shape with empty kernels: the control kernel,
+// a host wait on its event, the round's worker kernel on its own stream, which the next
+// control kernel waits for.
+std::vector<double> time_tsk_round_shape(std::uint32_t iterations, int repeats) {
   Stream stream, worker;
   Events events;
-  cudaEvent_t done = nullptr, worker_done = nullptr;
-  APIARY_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-  APIARY_CUDA_CHECK(cudaEventCreateWithFlags(&worker_done, cudaEventDisableTiming));
-  std::uint64_t* mapped = nullptr;
-  APIARY_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&mapped), sizeof(std::uint64_t), cudaHostAllocMapped));
-  struct Guard {
-    cudaEvent_t a, b;
-    std::uint64_t* host;
-    ~Guard() {
-      cudaEventDestroy(a);
-      cudaEventDestroy(b);
-      cudaFreeHost(host);
+  Event control_done, worker_done;
+  return repeat(repeats, stream, events, [&] {
+    for (std::uint32_t i = 0; i < iterations; ++i) {
+      empty_kernel<<<1, 1, 0, stream.s>>>();  // the control kernel
+      control_done.record_and_spin(stream.s);
+      empty_kernel<<<1, 32, 0, worker.s>>>();  // the round's worker kernel
+      APIARY_CUDA_CHECK(cudaEventRecord(worker_done.e, worker.s));
+      APIARY_CUDA_CHECK(cudaStreamWaitEvent(stream.s, worker_done.e, 0));
     }
-  } guard{done, worker_done, mapped};
-  std::uint64_t* device_word = nullptr;
-  APIARY_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_word), mapped, 0));
-  volatile std::uint64_t* word = mapped;
-  *word = 0;
-  std::uint64_t published = 0;
+  });
+}
 
-  auto spin_event = [](cudaEvent_t e) {
-    cudaError_t status;
-    while ((status = cudaEventQuery(e)) == cudaErrorNotReady) {
-    }
-    APIARY_CUDA_CHECK(status);
-  };
+}  // namespace
+
+Measurement measure_host_round_trips(const char* wait, std::uint32_t iterations, int repeats) {
+  const std::string how(wait);
   Measurement m;
   m.benchmark = "host_round_trip";
   m.tasks = iterations;
   m.baseline = "none";
   if (how == "event") {
     m.config = {Field::str("wait", "event"), Field::str("shape", "one kernel"), Field::num("iterations", iterations)};
-    m.ms = repeat(repeats, stream, events, [&] {
-      for (std::uint32_t i = 0; i < iterations; ++i) {
-        empty_kernel<<<1, 32, 0, stream.s>>>();
-        APIARY_CUDA_CHECK(cudaEventRecord(done, stream.s));
-        spin_event(done);
-      }
-    });
+    m.ms = time_event_round_trips(iterations, repeats);
   } else if (how == "mapped") {
     m.config = {Field::str("wait", "mapped"), Field::str("shape", "one kernel"), Field::num("iterations", iterations)};
-    m.ms = repeat(repeats, stream, events, [&] {
-      for (std::uint32_t i = 0; i < iterations; ++i) {
-        publish_kernel<<<1, 32, 0, stream.s>>>(device_word, ++published);
-        APIARY_CUDA_CHECK(cudaGetLastError());
-        while (*word != published) {
-        }
-      }
-    });
+    m.ms = time_mapped_round_trips(iterations, repeats);
   } else {  // tsk_round
     m.config = {Field::str("wait", "event"), Field::str("shape", "tsk_round"), Field::num("iterations", iterations)};
-    m.ms = repeat(repeats, stream, events, [&] {
-      for (std::uint32_t i = 0; i < iterations; ++i) {
-        empty_kernel<<<1, 1, 0, stream.s>>>();  // the control kernel
-        APIARY_CUDA_CHECK(cudaEventRecord(done, stream.s));
-        spin_event(done);
-        empty_kernel<<<1, 32, 0, worker.s>>>();  // the round's worker kernel
-        APIARY_CUDA_CHECK(cudaEventRecord(worker_done, worker.s));
-        APIARY_CUDA_CHECK(cudaStreamWaitEvent(stream.s, worker_done, 0));
-      }
-    });
+    m.ms = time_tsk_round_shape(iterations, repeats);
   }
   return m;
 }

@@ -169,7 +169,6 @@ class RoundStreams {
   RoundStreams(const RoundStreams&) = delete;
   RoundStreams& operator=(const RoundStreams&) = delete;
   cudaStream_t stream(std::uint32_t q) const { return streams_[q]; }
-  cudaEvent_t done(std::uint32_t q) const { return events_[q]; }
   cudaEvent_t round_done() const { return round_done_; }
 
   // Makes the last launched kernel's stream wait for the others' kernels and returns it: the
@@ -184,6 +183,8 @@ class RoundStreams {
   }
 
  private:
+  cudaEvent_t done(std::uint32_t q) const { return events_[q]; }
+
   std::vector<cudaStream_t> streams_;
   std::vector<cudaEvent_t> events_;
   cudaEvent_t round_done_ = nullptr;
