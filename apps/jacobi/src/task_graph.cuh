@@ -358,16 +358,16 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
       return;
     case TaskMode::stages_deps:
       if (w.rank() == 0) {
+        // The resolution's release publishes partial[t]: a fence of its own before it would
+        // cost another ~0.25 us on the iteration's critical path (docs/benchmarks.md).
         P.partial[t] = total;
-        __threadfence();
         ctx.resolve(ctx.dependency(check_dependency(P.tasks, k, P.mode, P.p)));
       }
       return;
     case TaskMode::checkpoints:
       if (check) {
         if (w.rank() == 0) {
-          P.partial[t] = total;
-          __threadfence();
+          P.partial[t] = total;  // published by the resolution's release, as above
           ctx.resolve(ctx.dependency(check_dependency(P.tasks, k, P.mode, P.p)));
         }
         return;
