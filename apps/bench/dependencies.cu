@@ -179,14 +179,18 @@ struct Link {
 
 using ChainGraph = apiary::PhaseQueue<apiary::Phaseless<Link>>;
 
+// The JSON config of a chain measurement (every mode).
+std::vector<Field> chain_config(const Options& o, const char* mode, std::uint32_t links, bool handoff) {
+  return {Field::str("mode", mode), Field::num("links", links), Field::num("block_threads", o.block_threads),
+          Field::num("blocks_per_sm", o.blocks_per_sm), Field::str("handoff", handoff ? "on" : "off")};
+}
+
 void time_chain(apiary::Runtime<ChainGraph>& rt, const Options& o, const Sink& sink, std::uint32_t links,
                 ChainMode mode, bool handoff) {
   const std::vector<Link::Item> head{Link::Item{links, mode}};
   Measurement m;
   m.benchmark = "dependency_chain";
-  m.config = {Field::str("mode", name_of(mode)), Field::num("links", links),
-              Field::num("block_threads", o.block_threads), Field::num("blocks_per_sm", o.blocks_per_sm),
-              Field::str("handoff", handoff ? "on" : "off")};
+  m.config = chain_config(o, name_of(mode), links, handoff);
   m.tasks = links;  // hops; the run executes links + 1 tasks
   time_runs(
       rt, o.repeats, m.benchmark, [&](auto& r) { r.template seed<Link>(head); },
@@ -253,9 +257,7 @@ void time_parked_chain(const Options& o, const Sink& sink, std::uint32_t links, 
   const std::vector<Relay::Item> head{Relay::Item{0, links}};
   Measurement m;
   m.benchmark = "dependency_chain";
-  m.config = {Field::str("mode", "parked"), Field::num("links", links),
-              Field::num("block_threads", o.block_threads), Field::num("blocks_per_sm", o.blocks_per_sm),
-              Field::str("handoff", handoff ? "on" : "off")};
+  m.config = chain_config(o, "parked", links, handoff);
   m.tasks = links;
   time_runs(
       rt, o.repeats, m.benchmark,
