@@ -179,6 +179,12 @@ struct Link {
 
 using ChainGraph = apiary::PhaseQueue<apiary::Phaseless<Link>>;
 
+// A chain of `links` hops ran all links + 1 tasks and left nothing behind.
+std::string expect_chain_ran(const apiary::Report& report, const char* link_type, std::uint32_t links) {
+  const std::string problem = expect_executed(report, link_type, links + 1ull);
+  return problem.empty() ? expect_clean(report) : problem;
+}
+
 // The JSON config of a chain measurement (every mode).
 std::vector<Field> chain_config(const Options& o, const char* mode, std::uint32_t links, bool handoff) {
   return {Field::str("mode", mode), Field::num("links", links), Field::num("block_threads", o.block_threads),
@@ -194,10 +200,7 @@ void time_chain(apiary::Runtime<ChainGraph>& rt, const Options& o, const Sink& s
   m.tasks = links;  // hops; the run executes links + 1 tasks
   time_runs(
       rt, o.repeats, m.benchmark, [&](auto& r) { r.template seed<Link>(head); },
-      [&](const apiary::Report& report) {
-        const std::string problem = expect_executed(report, Link::name, links + 1ull);
-        return problem.empty() ? expect_clean(report) : problem;
-      },
+      [&](const apiary::Report& report) { return expect_chain_ran(report, Link::name, links); },
       m);
   sink(m);
 }
@@ -265,10 +268,7 @@ void time_parked_chain(const Options& o, const Sink& sink, std::uint32_t links, 
         r.template seed<Parker>(parkers);
         r.template seed<Relay>(head);
       },
-      [&](const apiary::Report& report) {
-        const std::string problem = expect_executed(report, Relay::name, links + 1ull);
-        return problem.empty() ? expect_clean(report) : problem;
-      },
+      [&](const apiary::Report& report) { return expect_chain_ran(report, Relay::name, links); },
       m);
   sink(m);
 }

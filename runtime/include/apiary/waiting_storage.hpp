@@ -96,21 +96,24 @@ struct WaitingStorageView {
     copy_words(item, items + std::size_t(slot) * stride, bytes < stride ? bytes : stride);
     const std::uint32_t queue = queue_of[slot];
     if (tag) *tag = tag_of ? tag_of[slot] : 0;
-    // One release store frees the slot. (With a reserved and a filled flag, cleared one
-    // after the other, resolving 4M dependencies of fan-in 1 took 1.17x as long on an H200.)
-    store_release(state[slot], std::uint32_t(slot_free));
-    DeviceAtomic<std::int64_t>(counters->parked).fetch_sub(1, mo::relaxed);
+    free_slot(slot);
     return queue;
   }
 
   // Frees a slot that was written but never read (a spawn whose resolutions all came first
-  // takes its item back). The release store keeps the item's writes before any reuse.
-  APIARY_HD void discard(std::uint32_t slot) const {
+  // takes its item back).
+  APIARY_HD void discard(std::uint32_t slot) const { free_slot(slot); }
+
+  APIARY_HD std::int64_t parked_hint() const { return load_relaxed(counters->parked); }
+
+ private:
+  // One release store frees the slot: the item's reads (extract) or writes (discard) come
+  // before any reuse. (With a reserved and a filled flag, cleared one after the other,
+  // resolving 4M dependencies of fan-in 1 took 1.17x as long on an H200.)
+  APIARY_HD void free_slot(std::uint32_t slot) const {
     store_release(state[slot], std::uint32_t(slot_free));
     DeviceAtomic<std::int64_t>(counters->parked).fetch_sub(1, mo::relaxed);
   }
-
-  APIARY_HD std::int64_t parked_hint() const { return load_relaxed(counters->parked); }
 };
 
 }  // namespace apiary
