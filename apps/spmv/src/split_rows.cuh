@@ -27,49 +27,54 @@ struct SplitRowMerger {
   const index_t* __restrict__ row_offsets;
   T* __restrict__ y;
   index_t atoms;
-  // Shared memory: two shares (closing, open) per warp.
+  // Shared memory, per warp: two shares (closing, open) and whether the open row began in
+  // that warp.
   index_t* slot_row;
   T* slot_value;
-  // Warp 0 only: the row left open by everything merged so far in this chunk.
+  bool* slot_open_began;
+  // Warp 0 only: the row left open by everything merged so far in this chunk, its share, and
+  // whether it began in this chunk (so the merge needs no row offsets from global memory).
   index_t carry_row = -1;
   T carry_value = 0;
+  bool carry_began = false;
 
   // Called by lane 0 of each warp, after its scan.
-  __device__ __forceinline__ void leave(unsigned warp, index_t closing_row, T closing, index_t open_row, T open) {
+  __device__ __forceinline__ void leave(unsigned warp, index_t closing_row, T closing, index_t open_row, T open,
+                                        bool open_began) {
     slot_row[2 * warp] = closing_row;
     slot_value[2 * warp] = closing;
     slot_row[2 * warp + 1] = open_row;
     slot_value[2 * warp + 1] = open;
+    slot_open_began[warp] = open_began;
   }
 
   // Warp 0, every lane, after a barrier that follows every warp's leave() for the window
   // [first, last).
   __device__ __forceinline__ void merge_window(index_t first, index_t last) {
     const std::int64_t chunk = first / carry.chunk_atoms;
-    const std::int64_t chunk_first = chunk * carry.chunk_atoms;
     const unsigned warps = blockDim.x / 32;
     for (unsigned w = 0; w < warps; ++w) {
       const index_t closing_row = slot_row[2 * w];
-      if (closing_row >= 0) {
-        T total = slot_value[2 * w];
-        if (closing_row == carry_row) total += carry_value;
-        finish(closing_row, total, chunk, chunk_first, false);
+      if (closing_row >= 0) {  // began before warp w: in this chunk only if carried here
+        const bool carried = closing_row == carry_row;
+        finish(closing_row, slot_value[2 * w] + (carried ? carry_value : T(0)), chunk, carried && carry_began, false);
         carry_row = -1;
         carry_value = 0;
       }
       const index_t open_row = slot_row[2 * w + 1];
       if (open_row >= 0) {
-        if (open_row == carry_row) {
+        if (open_row == carry_row) {  // warp w lies inside the carried row
           carry_value += slot_value[2 * w + 1];
         } else {
           carry_row = open_row;
           carry_value = slot_value[2 * w + 1];
+          carry_began = slot_open_began[w];
         }
       }
     }
-    const bool chunk_ends = last >= atoms || last >= chunk_first + carry.chunk_atoms;
-    if (chunk_ends && carry_row >= 0) {
-      finish(carry_row, carry_value, chunk, chunk_first, true);
+    const std::int64_t chunk_end = (chunk + 1) * carry.chunk_atoms;
+    if (carry_row >= 0 && (last >= atoms || last >= chunk_end)) {
+      finish(carry_row, carry_value, chunk, carry_began, true);
       carry_row = -1;
       carry_value = 0;
     }
@@ -77,23 +82,19 @@ struct SplitRowMerger {
 
  private:
   // This chunk's whole share of `row`; `continues`: the row goes on past the chunk's end.
-  __device__ __forceinline__ void finish(index_t row, T share, std::int64_t chunk, std::int64_t chunk_first,
-                                         bool continues) {
-    const index_t begin = __ldg(row_offsets + row);
-    const bool began_here = begin >= chunk_first;
+  __device__ __forceinline__ void finish(index_t row, T share, std::int64_t chunk, bool began_here, bool continues) {
     if (began_here && !continues) {
       if ((threadIdx.x & 31u) == 0) y[row] = share;
       return;
     }
     // Slot 2c: chunk c's share of its first row (began earlier); 2c + 1: of its last row.
-    const std::int64_t slot = 2 * chunk + (began_here ? 1 : 0);
-    combine_across_chunks(row, begin, share, slot);
+    combine_across_chunks(row, share, 2 * chunk + (began_here ? 1 : 0));
   }
 
-  __device__ __forceinline__ void combine_across_chunks(index_t row, index_t begin, T share, std::int64_t slot) {
+  __device__ __forceinline__ void combine_across_chunks(index_t row, T share, std::int64_t slot) {
     constexpr unsigned all = 0xffffffffu;
     const unsigned lane = threadIdx.x & 31u;
-    const index_t end = __ldg(row_offsets + row + 1);
+    const index_t begin = __ldg(row_offsets + row), end = __ldg(row_offsets + row + 1);
     const std::int64_t c0 = begin / carry.chunk_atoms, c1 = (static_cast<std::int64_t>(end) - 1) / carry.chunk_atoms;
     unsigned arrived = 0;
     if (lane == 0) {

@@ -212,8 +212,10 @@ struct SpmvSink {
     closing = __shfl_sync(all, closing, closing_lane);
     const index_t left_open = __shfl_sync(all, open_row, open_lane);
     const T open_share = __shfl_sync(all, sum, open_lane);
+    const int open_began = __shfl_sync(all, head, open_lane);  // the open row began in this warp
     if (lane == 0)
-      merger->leave(threadIdx.x / 32, closing_lanes ? closing_row : -1, closing, open_lanes ? left_open : -1, open_share);
+      merger->leave(threadIdx.x / 32, closing_lanes ? closing_row : -1, closing, open_lanes ? left_open : -1, open_share,
+                    open_began != 0);
     close_row = open_row = -1;
     close_value = open_value = 0;
     opens_right = false;
@@ -241,7 +243,8 @@ __global__ void __launch_bounds__(256) spmv_kernel(sparse::CsrView<T> a, const T
   if constexpr (K == ScheduleKind::multi_phase) {
     __shared__ index_t slot_row[64];  // two shares per warp, at most 32 warps
     __shared__ T slot_value[64];
-    detail::SplitRowMerger<T> merger{carry, a.row_offsets, y, a.nnz, slot_row, slot_value};
+    __shared__ bool slot_open_began[32];
+    detail::SplitRowMerger<T> merger{carry, a.row_offsets, y, a.nnz, slot_row, slot_value, slot_open_began};
     sink.stage = reinterpret_cast<T*>(shared);
     sink.row_offsets = a.row_offsets;
     sink.rows = a.rows;
