@@ -55,6 +55,7 @@ struct SpmvSink {
   bool opens_right = false;
   // Staged mode: the tile of this thread's previous run in the window (-1: none yet).
   index_t previous_tile = -1;
+  index_t first_tile = -1, first_atom = -1;  // this thread's first run in the window
   index_t rows = 0, atoms = 0;
   SplitRowMerger<T>* merger = nullptr;
 
@@ -114,17 +115,28 @@ struct SpmvSink {
 
   // Staged runs of one thread come in tile order over contiguous atoms. An empty row sits at
   // an atom position p: the thread whose runs pass over p zeroes it (rows between two of its
-  // runs), else the thread whose atoms begin at p (rows just before its first run), else p is
-  // the end of the matrix and the thread holding the last atom zeroes it.
+  // runs), else the thread whose atoms begin at p (rows just before its first run, in
+  // stage_out, off the path of the sums), else p is the end of the matrix and the thread
+  // holding the last atom zeroes it.
   __device__ __forceinline__ void zero_empty_rows(const balance::Run<index_t>& r) {
     if (previous_tile >= 0) {
       for (index_t t = previous_tile + 1; t < r.tile; ++t) y[t] = T(0);
-    } else {  // row t < r.tile begins at r.first only if it is empty and r.tile begins there too
-      for (index_t t = r.tile - 1; t >= 0 && __ldg(row_offsets + t) == r.first; --t) y[t] = T(0);
+    } else {
+      first_tile = r.tile;
+      first_atom = r.first;
     }
     previous_tile = r.tile;
     if (r.last == atoms)
       for (index_t t = r.tile + 1; t < rows; ++t) y[t] = T(0);
+  }
+  // Row t < first_tile begins at first_atom only if it is empty (and first_tile begins there).
+  __device__ __forceinline__ index_t offset_before_first_run() const {
+    return first_tile > 0 ? __ldg(row_offsets + first_tile - 1) : index_t(-1);
+  }
+  __device__ __forceinline__ void zero_empty_rows_before_first_run(index_t offset_before) {
+    if (offset_before != first_atom || first_tile <= 0) return;
+    y[first_tile - 1] = T(0);
+    for (index_t t = first_tile - 2; t >= 0 && __ldg(row_offsets + t) == first_atom; --t) y[t] = T(0);
   }
 
   __device__ __forceinline__ void flush() {
@@ -166,13 +178,14 @@ struct SpmvSink {
     for (index_t k = done + rank; k < n; k += size) stage[k] = product(first + k);
     window_first = first;
     staged = true;
-    previous_tile = -1;
+    previous_tile = first_tile = -1;
   }
   // Called by every thread of the team (uniform control flow): whole warps take part.
   template <class TeamT>
   __device__ __forceinline__ void stage_out(TeamT& team, index_t first, index_t last) {
     constexpr unsigned all = 0xffffffffu;
     const unsigned lane = threadIdx.x & 31u;
+    const index_t offset_before = offset_before_first_run();  // its latency hides behind the scan
     // Inclusive segmented scan of the open partials over the lanes, keyed by row. Rows are
     // non-decreasing over the lanes and a row open in lanes j and i is open in every lane
     // between, so equal keys at distance d mean one segment.
@@ -216,6 +229,7 @@ struct SpmvSink {
     if (lane == 0)
       merger->leave(threadIdx.x / 32, closing_lanes ? closing_row : -1, closing, open_lanes ? left_open : -1, open_share,
                     open_began != 0);
+    zero_empty_rows_before_first_run(offset_before);
     close_row = open_row = -1;
     close_value = open_value = 0;
     opens_right = false;
