@@ -10,7 +10,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstdint>
 #include <string>
 
 namespace apiary::spmv {
@@ -39,20 +38,9 @@ struct LaunchConfig {
   bool zero_output = false;  // schedules with atomic runs need y = 0 first
 };
 
-// Device memory through which the chunks of a multi-phase SpMV finish the rows they share
-// (split_rows.cuh): a plan owns it, so one plan must not run on two streams at once.
-template <class T>
-struct SplitRowCarry {
-  T* parts = nullptr;            // 2 per chunk: its share of its first row, of its last row
-  unsigned* arrivals = nullptr;  // 1 per chunk: shares of the row leaving it that arrived
-  std::int64_t chunk_atoms = 1;
-};
-
 // Launches y = A x with schedule `kind` (spmv_launch_*.cu). Declared for float and double.
-// `carry`: the multi-phase schedule's cross-chunk buffers (ignored by the others).
 template <class T>
-void launch_spmv(ScheduleKind kind, const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T* y,
-                 const SplitRowCarry<T>& carry, cudaStream_t stream);
+void launch_spmv(ScheduleKind kind, const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T* y, cudaStream_t stream);
 
 // Shared memory the kernel of `kind` needs with `config` (schedule scratch + staging).
 template <class T>
@@ -79,9 +67,6 @@ class SpmvPlan {
   sparse::CsrView<T> a_;
   LaunchConfig config_;
   sparse::DeviceBuffer<index_t> partition_;
-  sparse::DeviceBuffer<T> split_parts_;
-  sparse::DeviceBuffer<unsigned> split_arrivals_;
-  SplitRowCarry<T> carry_;
 };
 
 // The schedule selector: a few rules on row-length statistics, thresholds fitted to the

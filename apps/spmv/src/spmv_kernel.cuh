@@ -2,9 +2,7 @@
 // (non-zeros) each thread gets as runs; the sink below turns runs into y = A x.
 #pragma once
 
-#include "group_sum.cuh"
 #include "spmv.hpp"
-#include "split_rows.cuh"
 
 #include <apiary/balance/device_team.cuh>
 #include <apiary/balance/layout.hpp>
@@ -14,6 +12,33 @@
 namespace apiary::spmv {
 
 namespace detail {
+
+// Sum over an aligned group of g <= 32 lanes (the mask names only the group, so groups of
+// one warp may diverge from each other).
+template <class T>
+__device__ __forceinline__ T group_sum(T v, unsigned g) {
+  const unsigned lane = threadIdx.x & 31u;
+  const unsigned mask = g >= 32 ? 0xffffffffu : (((1u << g) - 1u) << (lane & ~(g - 1u)));
+  for (unsigned offset = g / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(mask, v, offset);
+  return v;
+}
+
+// Sum over the whole block (every thread calls it).
+template <class T>
+__device__ __forceinline__ T block_sum(T v) {
+  __shared__ T partial[32];
+  v = group_sum(v, 32);
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  T total = 0;
+  if (warp == 0) {
+    total = lane < warps ? partial[lane] : T(0);
+    total = group_sum(total, 32);
+  }
+  __syncthreads();  // partial[] is reused by the next call
+  return total;
+}
 
 template <class T>
 struct alignas(16) Vec4;
@@ -29,12 +54,12 @@ struct alignas(16) Vec4<double> {
 // Turns runs into y. Atomic runs of the same row are accumulated in a register and written
 // with one atomicAdd when the row changes (strided schedules hit the same row repeatedly).
 // With staging (multi-phase), the window's products a_k * x[col_k] are computed in coalesced,
-// vectorised order into shared memory and the runs add up shared values. Staged mode writes
-// every row of y exactly once, so y needs no clearing: each thread keeps at most two partials
-// of split rows (the row it closes, the row it leaves open), stage_out combines them over the
-// warp with a segmented shuffle scan, and rows crossing a warp's edge go to the split-row
-// merger (split_rows.cuh). Empty rows get their zero from the thread whose atoms they sit
-// between (or the thread that starts or ends at their position).
+// vectorised order into shared memory and the runs add up shared values. The split rows of a
+// window (a thread's K consecutive atoms start or end inside a row) are not written one
+// atomicAdd per thread: each thread keeps at most two partials (the row it closes, the row it
+// leaves open), and stage_out combines them over the warp with a segmented shuffle scan. A
+// split row that starts and ends inside one warp's atoms is stored; only rows that cross a
+// warp's edge are added atomically (at most two atomics per warp and window).
 template <class T>
 struct SpmvSink {
   const index_t* __restrict__ cols;
@@ -53,18 +78,12 @@ struct SpmvSink {
   index_t close_row = -1, open_row = -1;
   T close_value = 0, open_value = 0;
   bool opens_right = false;
-  // Staged mode: the tile of this thread's previous run in the window (-1: none yet).
-  index_t previous_tile = -1;
-  index_t first_tile = -1, first_atom = -1;  // this thread's first run in the window
-  index_t rows = 0, atoms = 0;
-  SplitRowMerger<T>* merger = nullptr;
 
   __device__ __forceinline__ T product(index_t k) const { return __ldg(vals + k) * __ldg(x + __ldg(cols + k)); }
 
   __device__ __forceinline__ void operator()(const balance::Run<index_t>& r) {
     T sum = 0;
     if (staged) {
-      zero_empty_rows(r);
       for (index_t k = r.first; k < r.last; k += r.stride) sum += stage[k - window_first];
     } else if (r.stride == 1) {
       index_t k = r.first;
@@ -113,32 +132,6 @@ struct SpmvSink {
     }
   }
 
-  // Staged runs of one thread come in tile order over contiguous atoms. An empty row sits at
-  // an atom position p: the thread whose runs pass over p zeroes it (rows between two of its
-  // runs), else the thread whose atoms begin at p (rows just before its first run, in
-  // stage_out, off the path of the sums), else p is the end of the matrix and the thread
-  // holding the last atom zeroes it.
-  __device__ __forceinline__ void zero_empty_rows(const balance::Run<index_t>& r) {
-    if (previous_tile >= 0) {
-      for (index_t t = previous_tile + 1; t < r.tile; ++t) y[t] = T(0);
-    } else {
-      first_tile = r.tile;
-      first_atom = r.first;
-    }
-    previous_tile = r.tile;
-    if (r.last == atoms)
-      for (index_t t = r.tile + 1; t < rows; ++t) y[t] = T(0);
-  }
-  // Row t < first_tile begins at first_atom only if it is empty (and first_tile begins there).
-  __device__ __forceinline__ index_t offset_before_first_run() const {
-    return first_tile > 0 ? __ldg(row_offsets + first_tile - 1) : index_t(-1);
-  }
-  __device__ __forceinline__ void zero_empty_rows_before_first_run(index_t offset_before) {
-    if (offset_before != first_atom || first_tile <= 0) return;
-    y[first_tile - 1] = T(0);
-    for (index_t t = first_tile - 2; t >= 0 && __ldg(row_offsets + t) == first_atom; --t) y[t] = T(0);
-  }
-
   __device__ __forceinline__ void flush() {
     if (pending_row >= 0) atomicAdd(y + pending_row, pending);
     pending_row = -1;
@@ -178,14 +171,12 @@ struct SpmvSink {
     for (index_t k = done + rank; k < n; k += size) stage[k] = product(first + k);
     window_first = first;
     staged = true;
-    previous_tile = first_tile = -1;
   }
   // Called by every thread of the team (uniform control flow): whole warps take part.
   template <class TeamT>
-  __device__ __forceinline__ void stage_out(TeamT& team, index_t first, index_t last) {
+  __device__ __forceinline__ void stage_out(TeamT&, index_t, index_t) {
     constexpr unsigned all = 0xffffffffu;
     const unsigned lane = threadIdx.x & 31u;
-    const index_t offset_before = offset_before_first_run();  // its latency hides behind the scan
     // Inclusive segmented scan of the open partials over the lanes, keyed by row. Rows are
     // non-decreasing over the lanes and a row open in lanes j and i is open in every lane
     // between, so equal keys at distance d mean one segment.
@@ -204,38 +195,18 @@ struct SpmvSink {
     const int prev_head = __shfl_up_sync(all, head, 1);
     const index_t prev_open = __shfl_up_sync(all, open_row, 1);
     const index_t next_close = __shfl_down_sync(all, close_row, 1);
-    // The warp's shares for the merger: the split row that began before the warp and ends in
-    // it, and the row open at the warp's end. Lanes' atoms are contiguous, so at most one
-    // lane has each (an open row always continues in the next lane, except at the warp's end:
-    // the matrix's last row closes at its last atom).
-    bool closes_earlier_row = false;
-    T closing = 0;
     if (close_row >= 0 && close_row != open_row) {  // this lane ends a split row
       const bool carried = lane > 0 && prev_open == close_row;
-      closing = close_value + (carried ? prev_sum : T(0));
-      if (carried && prev_head) y[close_row] = closing;  // the whole row lies in this warp
-      else closes_earlier_row = true;
+      const T total = close_value + (carried ? prev_sum : T(0));
+      if (carried && prev_head) y[close_row] = total;  // the whole row lies in this warp
+      else atomicAdd(y + close_row, total);
     }
-    const bool leaves_open = open_row >= 0 && (lane == 31 || next_close != open_row);
-    const unsigned closing_lanes = __ballot_sync(all, closes_earlier_row);
-    const unsigned open_lanes = __ballot_sync(all, leaves_open);
-    const int closing_lane = closing_lanes ? __ffs(closing_lanes) - 1 : 0;
-    const int open_lane = open_lanes ? __ffs(open_lanes) - 1 : 0;
-    const index_t closing_row = __shfl_sync(all, close_row, closing_lane);
-    closing = __shfl_sync(all, closing, closing_lane);
-    const index_t left_open = __shfl_sync(all, open_row, open_lane);
-    const T open_share = __shfl_sync(all, sum, open_lane);
-    const int open_began = __shfl_sync(all, head, open_lane);  // the open row began in this warp
-    if (lane == 0)
-      merger->leave(threadIdx.x / 32, closing_lanes ? closing_row : -1, closing, open_lanes ? left_open : -1, open_share,
-                    open_began != 0);
-    zero_empty_rows_before_first_run(offset_before);
+    // An open row the next lane does not take over leaves the warp (or the window).
+    if (open_row >= 0 && (lane == 31 || next_close != open_row)) atomicAdd(y + open_row, sum);
     close_row = open_row = -1;
     close_value = open_value = 0;
     opens_right = false;
     staged = false;
-    team.sync();
-    if (threadIdx.x < 32) merger->merge_window(first, last);
   }
 };
 
@@ -243,7 +214,7 @@ struct SpmvSink {
 
 template <ScheduleKind K, class T>
 __global__ void __launch_bounds__(256) spmv_kernel(sparse::CsrView<T> a, const T* __restrict__ x, T* __restrict__ y,
-                                                   balance::ScheduleParams<index_t> params, SplitRowCarry<T> carry) {
+                                                   balance::ScheduleParams<index_t> params) {
   extern __shared__ __align__(16) unsigned char shared[];
   auto procs = balance::grid_processors();
   const balance::OffsetsLayout<index_t> layout{a.row_offsets, a.rows};
@@ -255,15 +226,8 @@ __global__ void __launch_bounds__(256) spmv_kernel(sparse::CsrView<T> a, const T
   Sched sched(procs, layout, params, shared + stage_bytes);
   detail::SpmvSink<T> sink{a.col_indices, a.values, x, y};
   if constexpr (K == ScheduleKind::multi_phase) {
-    __shared__ index_t slot_row[64];  // two shares per warp, at most 32 warps
-    __shared__ T slot_value[64];
-    __shared__ bool slot_open_began[32];
-    detail::SplitRowMerger<T> merger{carry, a.row_offsets, y, a.nnz, slot_row, slot_value, slot_open_began};
     sink.stage = reinterpret_cast<T*>(shared);
     sink.row_offsets = a.row_offsets;
-    sink.rows = a.rows;
-    sink.atoms = a.nnz;
-    sink.merger = &merger;
     sched.run(sink);
   } else {
     // Plain sinks: no staging hooks, so the schedule reads global memory directly.
@@ -285,8 +249,7 @@ std::size_t shared_bytes_of(unsigned block, const balance::ScheduleParams<index_
 }
 
 template <ScheduleKind K, class T>
-void launch_kind(const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T* y, const SplitRowCarry<T>& carry,
-                 cudaStream_t stream) {
+void launch_kind(const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T* y, cudaStream_t stream) {
   if (config.shared_bytes > 48 * 1024) {
     static bool raised = false;  // once per instantiation
     if (!raised) {
@@ -295,23 +258,23 @@ void launch_kind(const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T
       raised = true;
     }
   }
-  spmv_kernel<K, T><<<config.grid, config.block, config.shared_bytes, stream>>>(a, x, y, config.params, carry);
+  spmv_kernel<K, T><<<config.grid, config.block, config.shared_bytes, stream>>>(a, x, y, config.params);
   APIARY_CUDA_CHECK(cudaGetLastError());
 }
 
 #define APIARY_SPMV_INSTANTIATE(K)                                                                                  \
   template void launch_kind<ScheduleKind::K, float>(const LaunchConfig&, sparse::CsrView<float>, const float*, float*, \
-                                                    const SplitRowCarry<float>&, cudaStream_t);                     \
+                                                    cudaStream_t);                                                  \
   template void launch_kind<ScheduleKind::K, double>(const LaunchConfig&, sparse::CsrView<double>, const double*,    \
-                                                     double*, const SplitRowCarry<double>&, cudaStream_t);          \
+                                                     double*, cudaStream_t);                                        \
   template std::size_t shared_bytes_of<ScheduleKind::K, float>(unsigned, const balance::ScheduleParams<index_t>&);   \
   template std::size_t shared_bytes_of<ScheduleKind::K, double>(unsigned, const balance::ScheduleParams<index_t>&);
 
 #define APIARY_SPMV_EXTERN(K)                                                                                    \
   extern template void launch_kind<ScheduleKind::K, float>(const LaunchConfig&, sparse::CsrView<float>, const float*,   \
-                                                           float*, const SplitRowCarry<float>&, cudaStream_t);          \
+                                                           float*, cudaStream_t);                                       \
   extern template void launch_kind<ScheduleKind::K, double>(const LaunchConfig&, sparse::CsrView<double>, const double*, \
-                                                            double*, const SplitRowCarry<double>&, cudaStream_t);       \
+                                                            double*, cudaStream_t);                                     \
   extern template std::size_t shared_bytes_of<ScheduleKind::K, float>(unsigned, const balance::ScheduleParams<index_t>&); \
   extern template std::size_t shared_bytes_of<ScheduleKind::K, double>(unsigned, const balance::ScheduleParams<index_t>&);
 

@@ -51,10 +51,9 @@ void launch_partition(const index_t* row_offsets, index_t rows, std::int64_t chu
 }
 
 template <class T>
-void launch_spmv(ScheduleKind kind, const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T* y,
-                 const SplitRowCarry<T>& carry, cudaStream_t stream) {
+void launch_spmv(ScheduleKind kind, const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T* y, cudaStream_t stream) {
   if (config.zero_output && a.rows > 0) APIARY_CUDA_CHECK(cudaMemsetAsync(y, 0, sizeof(T) * a.rows, stream));
-  balance::visit_schedule(kind, [&](auto k) { launch_kind<decltype(k)::value, T>(config, a, x, y, carry, stream); });
+  balance::visit_schedule(kind, [&](auto k) { launch_kind<decltype(k)::value, T>(config, a, x, y, stream); });
 }
 
 template <class T>
@@ -105,12 +104,6 @@ SpmvPlan<T>::SpmvPlan(ScheduleKind kind, sparse::CsrView<T> a, const sparse::Row
       const auto chunks = static_cast<index_t>(div_up(nnz, chunk));
       partition_ = sparse::DeviceBuffer<index_t>(static_cast<std::size_t>(chunks) + 1);
       launch_partition(a.row_offsets, a.rows, chunk, p.search, partition_.data(), chunks, nullptr);
-      if (kind == ScheduleKind::multi_phase) {
-        split_parts_ = sparse::DeviceBuffer<T>(2 * static_cast<std::size_t>(chunks));
-        split_arrivals_ = sparse::DeviceBuffer<unsigned>(static_cast<std::size_t>(chunks));
-        split_arrivals_.fill_bytes(0);
-        carry_ = {split_parts_.data(), split_arrivals_.data(), chunk};
-      }
       APIARY_CUDA_CHECK(cudaDeviceSynchronize());
       p.partition = partition_.data();
       blocks = chunks;
@@ -127,9 +120,6 @@ SpmvPlan<T>::SpmvPlan(ScheduleKind kind, sparse::CsrView<T> a, const sparse::Row
       case ScheduleKind::block_mapped:
       case ScheduleKind::virtual_warp:
       case ScheduleKind::dynamic_virtual_warp: return false;
-      // Multi-phase writes every row once (split_rows.cuh), but with no non-zeros it has no
-      // chunks, and nothing would write the (empty) rows.
-      case ScheduleKind::multi_phase: return nnz == 0;
       default: return true;
     }
   }();
@@ -137,7 +127,7 @@ SpmvPlan<T>::SpmvPlan(ScheduleKind kind, sparse::CsrView<T> a, const sparse::Row
 
 template <class T>
 void SpmvPlan<T>::run(const T* x, T* y, cudaStream_t stream) const {
-  launch_spmv<T>(kind_, config_, a_, x, y, carry_, stream);
+  launch_spmv<T>(kind_, config_, a_, x, y, stream);
 }
 
 template <class T>
@@ -201,9 +191,7 @@ std::string selection_reason(const sparse::RowStats& s, std::size_t value_bytes)
 
 template class SpmvPlan<float>;
 template class SpmvPlan<double>;
-template void launch_spmv<float>(ScheduleKind, const LaunchConfig&, sparse::CsrView<float>, const float*, float*,
-                                 const SplitRowCarry<float>&, cudaStream_t);
-template void launch_spmv<double>(ScheduleKind, const LaunchConfig&, sparse::CsrView<double>, const double*, double*,
-                                  const SplitRowCarry<double>&, cudaStream_t);
+template void launch_spmv<float>(ScheduleKind, const LaunchConfig&, sparse::CsrView<float>, const float*, float*, cudaStream_t);
+template void launch_spmv<double>(ScheduleKind, const LaunchConfig&, sparse::CsrView<double>, const double*, double*, cudaStream_t);
 
 }  // namespace apiary::spmv
