@@ -40,6 +40,16 @@ __device__ __forceinline__ T block_sum(T v) {
   return total;
 }
 
+// Named barriers 1..15 (0 is __syncthreads): a pair of neighbouring warps meets on one, so
+// blocks of up to 16 warps can pair every neighbour.
+constexpr unsigned max_paired_warps = 16;
+template <class T>
+constexpr bool hand_over_edge_rows = sizeof(T) == 8;
+__device__ __forceinline__ void named_barrier_arrive(unsigned id) {
+  asm volatile("bar.arrive %0, 64;" ::"r"(id) : "memory");
+}
+__device__ __forceinline__ void named_barrier_sync(unsigned id) { asm volatile("bar.sync %0, 64;" ::"r"(id) : "memory"); }
+
 template <class T>
 struct alignas(16) Vec4;
 template <>
@@ -58,8 +68,13 @@ struct alignas(16) Vec4<double> {
 // window (a thread's K consecutive atoms start or end inside a row) are not written one
 // atomicAdd per thread: each thread keeps at most two partials (the row it closes, the row it
 // leaves open), and stage_out combines them over the warp with a segmented shuffle scan. A
-// split row that starts and ends inside one warp's atoms is stored; only rows that cross a
-// warp's edge are added atomically (at most two atomics per warp and window).
+// split row that starts and ends inside one warp's atoms is stored. A row that begins in warp
+// w and ends in warp w + 1 of the same window is handed from w to w + 1 through shared memory
+// (a named barrier per pair of neighbouring warps, so no warp waits for the whole block) and
+// stored there too. Only rows that span more than two warps, or cross a window's edge, are
+// added atomically: about one atomic per window instead of up to two per warp. This is for
+// fp64 only, whose atomics on y cost the H200 far more than fp32 ones (docs/spmv.md); fp32
+// keeps the atomics at every warp edge.
 template <class T>
 struct SpmvSink {
   const index_t* __restrict__ cols;
@@ -195,14 +210,40 @@ struct SpmvSink {
     const int prev_head = __shfl_up_sync(all, head, 1);
     const index_t prev_open = __shfl_up_sync(all, open_row, 1);
     const index_t next_close = __shfl_down_sync(all, close_row, 1);
+    // Hand-over between neighbouring warps (fp64 only: measured, it halves multi-phase on large
+    // fp64 matrices but slows fp32 by up to 1.5x where fp32 atomics were nearly free): warp w
+    // publishes the row it leaves open if the row began in it, then receives what warp w - 1
+    // published. Barrier w + 1 pairs warps w and w + 1.
+    __shared__ index_t edge_row[max_paired_warps];  // the row warp w hands to w + 1 (-1: none)
+    __shared__ T edge_value[max_paired_warps];       // and its share
+    const unsigned warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    const bool pairs = hand_over_edge_rows<T> && warps <= max_paired_warps;
+    const bool hands_over = pairs && warp + 1 < warps && lane == 31 && open_row >= 0 && head;
+    if (pairs && warp + 1 < warps) {
+      if (lane == 31) {
+        edge_row[warp] = hands_over ? open_row : index_t(-1);
+        edge_value[warp] = sum;
+      }
+      named_barrier_arrive(warp + 1);
+    }
+    index_t received_row = -1;
+    T received = 0;
+    if (pairs && warp > 0) {
+      named_barrier_sync(warp);
+      received_row = edge_row[warp - 1];
+      received = edge_value[warp - 1];
+    }
     if (close_row >= 0 && close_row != open_row) {  // this lane ends a split row
       const bool carried = lane > 0 && prev_open == close_row;
       const T total = close_value + (carried ? prev_sum : T(0));
-      if (carried && prev_head) y[close_row] = total;  // the whole row lies in this warp
+      if (carried && prev_head) y[close_row] = total;                       // the whole row lies in this warp
+      else if (close_row == received_row) y[close_row] = total + received;  // began in the previous warp
       else atomicAdd(y + close_row, total);
     }
-    // An open row the next lane does not take over leaves the warp (or the window).
-    if (open_row >= 0 && (lane == 31 || next_close != open_row)) atomicAdd(y + open_row, sum);
+    // An open row the next lane does not take over leaves the warp (or the window). A row
+    // received from warp w - 1 that passes through this whole warp is added here with it.
+    if (open_row >= 0 && (lane == 31 || next_close != open_row) && !hands_over)
+      atomicAdd(y + open_row, sum + (open_row == received_row && close_row == open_row ? received : T(0)));
     close_row = open_row = -1;
     close_value = open_value = 0;
     opens_right = false;
