@@ -60,9 +60,9 @@ def rule_seed(s):
 
 
 FITTED = {"cv_irregular": 0.5, "nnz_multi_phase": 1e5, "nnz_large": 1e7, "mean_warp": 32.0, "mean_virtual_warp": 8.0}
-# fp64 only: where the shape rules say multi-phase on >= nnz_large non-zeros, dynamic virtual
-# warps unless max row > this x mean. Fitted on docs/results/nvidia-h200-spmv.json (563ff3f):
-# 1000..4000 all predict fp64 1.13-1.14x (rule/best 0.95-0.96); 8000 lets longrows_2m in.
+# The former fp64-only rule (4b022cf .. 9e8b201), kept to evaluate against: where the shape
+# rules say multi-phase on >= nnz_large non-zeros, dynamic virtual warps unless max row > this
+# x mean. It stopped paying once fp64 multi-phase dropped its warp-edge atomics.
 MAX_OVER_MEAN_DOUBLE_LARGE = 2000.0
 
 
@@ -88,8 +88,8 @@ def make_precision_aware(shape_rule, nnz_large, max_over_mean):
     return rule
 
 
-RULES = {"seed": rule_seed, "shape_only": make_fitted(**FITTED),
-         "fitted": make_precision_aware(make_fitted(**FITTED), FITTED["nnz_large"], MAX_OVER_MEAN_DOUBLE_LARGE)}
+RULES = {"seed": rule_seed, "fitted": make_fitted(**FITTED),
+         "fp64_dvw": make_precision_aware(make_fitted(**FITTED), FITTED["nnz_large"], MAX_OVER_MEAN_DOUBLE_LARGE)}
 
 
 def is_baseline(schedule):

@@ -74,11 +74,10 @@ class SpmvPlan {
 //  - skewed rows (std / mean > 0.5): multi-phase from 10^5 non-zeros, warp-mapped below;
 //  - even rows, mean >= 32: warp-mapped;
 //  - even rows, 8 <= mean < 32: virtual warps of 4 lanes, multi-phase from 10^7 non-zeros;
-//  - even rows, mean < 8: thread-mapped;
-//  - and for 8-byte values (fp64): where that says multi-phase on >= 10^7 non-zeros, dynamic
-//    virtual warps unless the longest row exceeds 2000x the mean.
-// `value_bytes`: sizeof the matrix's value type.
-ScheduleKind select_schedule(const sparse::RowStats& stats, std::size_t value_bytes);
-std::string selection_reason(const sparse::RowStats& stats, std::size_t value_bytes);
+//  - even rows, mean < 8: thread-mapped.
+// The same for fp32 and fp64 (an fp64-only rule was dropped when multi-phase stopped using
+// fp64 atomics at warp edges: docs/spmv.md).
+ScheduleKind select_schedule(const sparse::RowStats& stats);
+std::string selection_reason(const sparse::RowStats& stats);
 
 }  // namespace apiary::spmv

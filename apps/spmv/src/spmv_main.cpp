@@ -94,12 +94,12 @@ void run_matrix(Context& ctx, const MatrixSource& src, const sparse::Csr<double>
 
   for (const std::string& schedule_name : ctx.options.schedules) {
     const bool heuristic = schedule_name == "heuristic";
-    const ScheduleKind kind = heuristic ? select_schedule(stats, sizeof(T)) : *balance::parse_schedule(schedule_name);
+    const ScheduleKind kind = heuristic ? select_schedule(stats) : *balance::parse_schedule(schedule_name);
     nlohmann::json rec = base;
     rec["schedule"] = schedule_name;
     if (heuristic) {
       rec["selected"] = std::string(balance::name(kind));
-      rec["reason"] = selection_reason(stats, sizeof(T));
+      rec["reason"] = selection_reason(stats);
     }
     const auto t0 = std::chrono::steady_clock::now();
     Tuning tuning;

@@ -151,17 +151,13 @@ constexpr std::int64_t kNnzMultiPhase = 100'000;  // skewed and at least this ma
 constexpr std::int64_t kNnzLarge = 10'000'000;    // even, medium rows, at least this many: multi-phase
 constexpr double kMeanWarp = 32;              // even rows at least this long: a warp per row
 constexpr double kMeanVirtualWarp = 8;        // even rows at least this long: 4 lanes per row
-// 8-byte values, at least kNnzLarge non-zeros, where the rules above say multi-phase: dynamic
-// virtual warps unless the longest row exceeds this many times the mean (there the row split
-// of multi-phase wins). Fitted on the H200 suite run of commit 563ff3f (fp64 only).
-constexpr double kMaxOverMeanDoubleLarge = 2000;
 
 struct Choice {
   ScheduleKind kind;
   const char* reason;
 };
 
-Choice choose_by_shape(const sparse::RowStats& s) {
+Choice choose(const sparse::RowStats& s) {
   const double cv = s.mean > 0 ? s.stddev / s.mean : 0;
   if (cv > kCvIrregular)
     return s.nnz >= kNnzMultiPhase ? Choice{ScheduleKind::multi_phase, "skewed (cv > 0.5), nnz >= 1e5"}
@@ -173,21 +169,11 @@ Choice choose_by_shape(const sparse::RowStats& s) {
   return {ScheduleKind::thread_mapped, "even (cv <= 0.5), short rows (mean < 8)"};
 }
 
-Choice choose(const sparse::RowStats& s, std::size_t value_bytes) {
-  const Choice by_shape = choose_by_shape(s);
-  if (value_bytes >= 8 && by_shape.kind == ScheduleKind::multi_phase && s.nnz >= kNnzLarge &&
-      s.max_over_mean() <= kMaxOverMeanDoubleLarge)
-    return {ScheduleKind::dynamic_virtual_warp, "fp64, nnz >= 1e7, longest row <= 2000 x mean"};
-  return by_shape;
-}
-
 }  // namespace
 
-ScheduleKind select_schedule(const sparse::RowStats& s, std::size_t value_bytes) { return choose(s, value_bytes).kind; }
+ScheduleKind select_schedule(const sparse::RowStats& s) { return choose(s).kind; }
 
-std::string selection_reason(const sparse::RowStats& s, std::size_t value_bytes) {
-  return choose(s, value_bytes).reason;
-}
+std::string selection_reason(const sparse::RowStats& s) { return choose(s).reason; }
 
 template class SpmvPlan<float>;
 template class SpmvPlan<double>;

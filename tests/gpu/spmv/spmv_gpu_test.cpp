@@ -38,7 +38,7 @@ void check_spmv(const std::string& name, const sparse::Csr<double>& a64, int sms
   reference_spmv(a, x, ref, magnitude);
   sparse::DeviceBuffer<T> dx(x), dy(static_cast<std::size_t>(a.rows));
   std::vector<ScheduleKind> kinds(balance::all_schedules.begin(), balance::all_schedules.end());
-  kinds.push_back(select_schedule(stats, sizeof(T)));
+  kinds.push_back(select_schedule(stats));
   for (ScheduleKind kind : kinds) {
     SpmvPlan<T> plan(kind, da.view(), stats, sms, tuning);
     for (int run = 0; run < 2; ++run) {  // twice: a plan is reusable

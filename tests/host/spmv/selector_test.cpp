@@ -1,5 +1,5 @@
 // The schedule selector's rules (apps/spmv/src/spmv_plan.cu, docs/spmv.md "The selector
-// heuristic"), one case per rule, including the fp64-only rule for large matrices.
+// heuristic"), one case per rule.
 #include "spmv.hpp"
 
 #include <catch2/catch.hpp>
@@ -22,26 +22,23 @@ apiary::sparse::RowStats shape(std::int64_t rows, double mean, double stddev, st
 }
 }  // namespace
 
-TEST_CASE("selector: the shape rules, the same for both precisions below 1e7 non-zeros", "[spmv][selector]") {
-  for (const std::size_t bytes : {std::size_t(4), std::size_t(8)}) {
-    INFO("value bytes " << bytes);
-    CHECK(select_schedule(shape(1'000'000, 5, 0.1, 6), bytes) == ScheduleKind::thread_mapped);
-    CHECK(select_schedule(shape(100'000, 16, 1, 20), bytes) == ScheduleKind::virtual_warp);
-    CHECK(select_schedule(shape(100'000, 50, 5, 70), bytes) == ScheduleKind::warp_mapped);
-    CHECK(select_schedule(shape(1'000'000, 5, 6, 800), bytes) == ScheduleKind::multi_phase);  // skewed
-    CHECK(select_schedule(shape(5'000, 5, 6, 800), bytes) == ScheduleKind::warp_mapped);      // skewed, small
-  }
+TEST_CASE("selector: the shape rules", "[spmv][selector]") {
+  CHECK(select_schedule(shape(1'000'000, 5, 0.1, 6)) == ScheduleKind::thread_mapped);
+  CHECK(select_schedule(shape(100'000, 16, 1, 20)) == ScheduleKind::virtual_warp);
+  CHECK(select_schedule(shape(100'000, 50, 5, 70)) == ScheduleKind::warp_mapped);
+  CHECK(select_schedule(shape(1'000'000, 5, 6, 800)) == ScheduleKind::multi_phase);  // skewed
+  CHECK(select_schedule(shape(5'000, 5, 6, 800)) == ScheduleKind::warp_mapped);      // skewed, small
 }
 
-TEST_CASE("selector: fp64 on >= 1e7 non-zeros uses dynamic virtual warps unless a row is huge", "[spmv][selector]") {
+TEST_CASE("selector: from 1e7 non-zeros, medium even rows go to multi-phase", "[spmv][selector]") {
   const auto even_large = shape(5'000'000, 16, 0.5, 16);        // 8e7 non-zeros (regular16_5m-like)
+  const auto even_medium = shape(500'000, 16, 0.5, 16);         // 8e6: below the bound
   const auto skewed_large = shape(3'800'000, 4.8, 5.4, 770);    // cit_patents-like
   const auto huge_row = shape(5'500'000, 9.6, 620, 1'150'000);  // circuit5M-like: max/mean 120,000
-  CHECK(select_schedule(even_large, 4) == ScheduleKind::multi_phase);
-  CHECK(select_schedule(even_large, 8) == ScheduleKind::dynamic_virtual_warp);
-  CHECK(select_schedule(skewed_large, 4) == ScheduleKind::multi_phase);
-  CHECK(select_schedule(skewed_large, 8) == ScheduleKind::dynamic_virtual_warp);
-  CHECK(select_schedule(huge_row, 8) == ScheduleKind::multi_phase);
-  CHECK_THAT(selection_reason(even_large, 8), Catch::Contains("fp64"));
-  CHECK_THAT(selection_reason(even_large, 4), !Catch::Contains("fp64"));
+  CHECK(select_schedule(even_large) == ScheduleKind::multi_phase);
+  CHECK(select_schedule(even_medium) == ScheduleKind::virtual_warp);
+  CHECK(select_schedule(skewed_large) == ScheduleKind::multi_phase);
+  CHECK(select_schedule(huge_row) == ScheduleKind::multi_phase);
+  CHECK_THAT(selection_reason(even_large), Catch::Contains("nnz >= 1e7"));
+  CHECK_THAT(selection_reason(even_medium), Catch::Contains("nnz < 1e7"));
 }
