@@ -45,6 +45,8 @@ def stats_of(rec):
     mean = rec["row_mean"]
     return {"rows": rec["rows"], "cols": rec["cols"], "nnz": rec["nnz"], "mean": mean, "std": rec["row_std"],
             "max": rec["row_max"], "cv": rec["row_std"] / mean if mean > 0 else 0.0,
+            # absent from records before the rule used it: scattered, as the selector assumed
+            "spread": rec.get("column_spread", 1.0),
             "value_bytes": 8 if rec["precision"] == "fp64" else 4}
 
 
@@ -60,6 +62,7 @@ def rule_seed(s):
 
 
 FITTED = {"cv_irregular": 0.5, "nnz_multi_phase": 1e5, "nnz_large": 1e7, "mean_warp": 32.0, "mean_virtual_warp": 8.0}
+BANDED_SPREAD = 0.1  # column spread below this: banded (x read with locality)
 # The former fp64-only rule (4b022cf .. 9e8b201), kept to evaluate against: where the shape
 # rules say multi-phase on >= nnz_large non-zeros, dynamic virtual warps unless max row > this
 # x mean. It stopped paying once fp64 multi-phase dropped its warp-edge atomics.
@@ -72,8 +75,8 @@ def make_fitted(cv_irregular, nnz_multi_phase, nnz_large, mean_warp, mean_virtua
             return "multi_phase" if s["nnz"] >= nnz_multi_phase else "warp_mapped"
         if s["mean"] >= mean_warp:  # long, even rows: a warp per row
             return "warp_mapped"
-        if s["mean"] >= mean_virtual_warp:  # medium rows: multi-phase when large, else 4 lanes per row
-            return "multi_phase" if s["nnz"] >= nnz_large else "virtual_warp"
+        if s["mean"] >= mean_virtual_warp:  # medium rows: multi-phase when large and scattered, else 4 lanes
+            return "multi_phase" if s["nnz"] >= nnz_large and s["spread"] >= BANDED_SPREAD else "virtual_warp"
         return "thread_mapped"  # short, even rows: a thread per row
     return by_shape
 

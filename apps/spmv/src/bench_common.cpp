@@ -104,7 +104,7 @@ std::vector<MatrixSource> read_suite(const std::string& path, const std::string&
 
 nlohmann::json stats_json(const sparse::RowStats& s) {
   return {{"rows", s.rows}, {"cols", s.cols}, {"nnz", s.nnz}, {"row_mean", s.mean}, {"row_std", s.stddev},
-          {"row_min", s.min}, {"row_max", s.max}, {"empty_rows", s.empty_rows}};
+          {"row_min", s.min}, {"row_max", s.max}, {"empty_rows", s.empty_rows}, {"column_spread", s.column_spread}};
 }
 
 std::string git_commit() { return apiary::source_commit(); }

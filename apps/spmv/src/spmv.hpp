@@ -73,7 +73,8 @@ class SpmvPlan {
 // measured H200 suite (docs/spmv.md, tools/spmv_heuristic_fit.py):
 //  - skewed rows (std / mean > 0.5): multi-phase from 10^5 non-zeros, warp-mapped below;
 //  - even rows, mean >= 32: warp-mapped;
-//  - even rows, 8 <= mean < 32: virtual warps of 4 lanes, multi-phase from 10^7 non-zeros;
+//  - even rows, 8 <= mean < 32: virtual warps of 4 lanes; multi-phase from 10^7 non-zeros
+//    unless the columns are banded (RowStats::column_spread < 0.1);
 //  - even rows, mean < 8: thread-mapped.
 // The same for fp32 and fp64 (an fp64-only rule was dropped when multi-phase stopped using
 // fp64 atomics at warp edges: docs/spmv.md).

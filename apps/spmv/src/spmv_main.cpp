@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
     for (const MatrixSource& src : ctx.options.sources) {
       const auto t0 = std::chrono::steady_clock::now();
       const sparse::Csr<double> a = load(src);
-      const sparse::RowStats stats = sparse::row_stats(a.row_offsets, a.cols);
+      const sparse::RowStats stats = sparse::row_stats(a.row_offsets, a.col_indices, a.cols);
       const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if ((ctx.options.max_nnz >= 0 && stats.nnz > ctx.options.max_nnz) || (ctx.options.min_nnz >= 0 && stats.nnz < ctx.options.min_nnz))
         continue;

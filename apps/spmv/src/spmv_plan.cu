@@ -151,6 +151,9 @@ constexpr std::int64_t kNnzMultiPhase = 100'000;  // skewed and at least this ma
 constexpr std::int64_t kNnzLarge = 10'000'000;    // even, medium rows, at least this many: multi-phase
 constexpr double kMeanWarp = 32;              // even rows at least this long: a warp per row
 constexpr double kMeanVirtualWarp = 8;        // even rows at least this long: 4 lanes per row
+// Rows reaching less than this fraction of the columns read x with locality (banded, e.g. an
+// unpermuted Laplacian): there 4 lanes per row beat multi-phase at any size.
+constexpr double kBandedSpread = 0.1;
 
 struct Choice {
   ScheduleKind kind;
@@ -163,9 +166,12 @@ Choice choose(const sparse::RowStats& s) {
     return s.nnz >= kNnzMultiPhase ? Choice{ScheduleKind::multi_phase, "skewed (cv > 0.5), nnz >= 1e5"}
                                    : Choice{ScheduleKind::warp_mapped, "skewed (cv > 0.5), nnz < 1e5"};
   if (s.mean >= kMeanWarp) return {ScheduleKind::warp_mapped, "even (cv <= 0.5), long rows (mean >= 32)"};
-  if (s.mean >= kMeanVirtualWarp)
-    return s.nnz >= kNnzLarge ? Choice{ScheduleKind::multi_phase, "even (cv <= 0.5), mean in [8, 32), nnz >= 1e7"}
-                              : Choice{ScheduleKind::virtual_warp, "even (cv <= 0.5), mean in [8, 32), nnz < 1e7"};
+  if (s.mean >= kMeanVirtualWarp) {
+    if (s.nnz < kNnzLarge) return {ScheduleKind::virtual_warp, "even (cv <= 0.5), mean in [8, 32), nnz < 1e7"};
+    if (s.column_spread < kBandedSpread)
+      return {ScheduleKind::virtual_warp, "even (cv <= 0.5), mean in [8, 32), nnz >= 1e7, banded (column spread < 0.1)"};
+    return {ScheduleKind::multi_phase, "even (cv <= 0.5), mean in [8, 32), nnz >= 1e7, scattered columns"};
+  }
   return {ScheduleKind::thread_mapped, "even (cv <= 0.5), short rows (mean < 8)"};
 }
 

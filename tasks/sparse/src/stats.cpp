@@ -26,4 +26,22 @@ RowStats row_stats(const std::vector<index_t>& offsets, index_t cols) {
   return s;
 }
 
+RowStats row_stats(const std::vector<index_t>& offsets, const std::vector<index_t>& col_indices, index_t cols,
+                   std::int64_t samples) {
+  RowStats s = row_stats(offsets, cols);
+  if (s.rows == 0 || s.nnz == 0 || cols <= 0 || samples <= 0) return s;
+  const std::int64_t step = std::max<std::int64_t>(1, s.rows / samples);
+  double spread = 0;
+  std::int64_t counted = 0;
+  for (std::int64_t r = 0; r < s.rows; r += step) {
+    const index_t first = offsets[r], last = offsets[r + 1];
+    if (first == last) continue;
+    const auto [lo, hi] = std::minmax_element(col_indices.begin() + first, col_indices.begin() + last);
+    spread += static_cast<double>(*hi - *lo + 1) / static_cast<double>(cols);
+    ++counted;
+  }
+  if (counted) s.column_spread = spread / static_cast<double>(counted);
+  return s;
+}
+
 }  // namespace apiary::sparse

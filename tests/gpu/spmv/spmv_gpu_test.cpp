@@ -30,7 +30,7 @@ std::uint64_t next_seed = std::random_device{}();
 template <class T>
 void check_spmv(const std::string& name, const sparse::Csr<double>& a64, int sms, const Tuning& tuning) {
   const sparse::Csr<T> a = sparse::cast_values<T>(a64);
-  const sparse::RowStats stats = sparse::row_stats(a.row_offsets, a.cols);
+  const sparse::RowStats stats = sparse::row_stats(a.row_offsets, a.col_indices, a.cols);
   const sparse::DeviceCsr<T> da(a);
   const std::uint64_t seed = next_seed++;
   const std::vector<T> x = random_vector<T>(static_cast<std::size_t>(a.cols), seed);

@@ -86,4 +86,18 @@ TEST_CASE("row statistics", "[sparse][stats]") {
   CHECK(s.min == 0);
   CHECK(s.empty_rows == 1);
   CHECK(s.mean == Approx(8.0 / 3));
+  CHECK(s.column_spread == 1);  // not measured without the column indices
+}
+
+TEST_CASE("column spread tells banded from scattered columns", "[sparse][stats]") {
+  // Row 0: columns 3..4 (2 of 10), row 1 empty (skipped), row 2: columns 0..9 (all 10).
+  const RowStats s = row_stats({0, 2, 2, 8}, {3, 4, 0, 9, 5, 1, 2, 8}, 10);
+  CHECK(s.column_spread == Approx((0.2 + 1.0) / 2));
+  const auto laplacian = generate("lap3d:n=30,points=27");
+  const RowStats banded = row_stats(laplacian.row_offsets, laplacian.col_indices, laplacian.cols);
+  const auto permuted = generate("lap3d:n=30,points=27,perm=1");
+  const RowStats scattered = row_stats(permuted.row_offsets, permuted.col_indices, permuted.cols);
+  CHECK(banded.column_spread < 0.1);    // a row reaches +-(n^2 + n + 1) columns: 2/n of them
+  CHECK(scattered.column_spread > 0.5);
+  CHECK(banded.mean == Approx(scattered.mean));  // what row lengths cannot tell apart
 }

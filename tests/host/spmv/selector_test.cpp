@@ -30,7 +30,7 @@ TEST_CASE("selector: the shape rules", "[spmv][selector]") {
   CHECK(select_schedule(shape(5'000, 5, 6, 800)) == ScheduleKind::warp_mapped);      // skewed, small
 }
 
-TEST_CASE("selector: from 1e7 non-zeros, medium even rows go to multi-phase", "[spmv][selector]") {
+TEST_CASE("selector: from 1e7 non-zeros, medium even rows go to multi-phase unless banded", "[spmv][selector]") {
   const auto even_large = shape(5'000'000, 16, 0.5, 16);        // 8e7 non-zeros (regular16_5m-like)
   const auto even_medium = shape(500'000, 16, 0.5, 16);         // 8e6: below the bound
   const auto skewed_large = shape(3'800'000, 4.8, 5.4, 770);    // cit_patents-like
@@ -39,6 +39,10 @@ TEST_CASE("selector: from 1e7 non-zeros, medium even rows go to multi-phase", "[
   CHECK(select_schedule(even_medium) == ScheduleKind::virtual_warp);
   CHECK(select_schedule(skewed_large) == ScheduleKind::multi_phase);
   CHECK(select_schedule(huge_row) == ScheduleKind::multi_phase);
+  auto banded_large = even_large;
+  banded_large.column_spread = 0.01;  // lap3d_27pt_160-like: x read with locality
+  CHECK(select_schedule(banded_large) == ScheduleKind::virtual_warp);
+  CHECK_THAT(selection_reason(banded_large), Catch::Contains("banded"));
   CHECK_THAT(selection_reason(even_large), Catch::Contains("nnz >= 1e7"));
   CHECK_THAT(selection_reason(even_medium), Catch::Contains("nnz < 1e7"));
 }
