@@ -427,3 +427,45 @@ TEST_CASE("PhaseController::look: the phase with the run's state; a raised error
   CHECK_FALSE(pc.look().running);
   CHECK(pc.status() == RunStatus::stopped);
 }
+
+TEST_CASE("hand-off: the waiting-storage slot of a released task is freed once, by the batch that runs it or at the end",
+          "[handoff]") {
+  ErrorWord error{};
+  HostWaitingStorage ws(4, sizeof(Item), &error);
+  SimHandoff slot{};
+  slot.reset();
+  auto park = [&](std::uint32_t value) {
+    const std::uint32_t s = ws.view.reserve(value);
+    const Item item{value, 0, 0};
+    ws.view.write(s, J, &item, sizeof(item), 0);
+    return s;
+  };
+  const std::uint32_t parked = park(7);
+  REQUIRE(ws.counters->parked == 1);
+  Item got{};
+  REQUIRE(ws.view.read(parked, &got, sizeof(got)) == J);  // what ctx.resolve's release reads
+  REQUIRE(got.depth == 7);
+  slot.hold(parked);
+  REQUIRE(ws.state[parked] == slot_filled);  // still held: the read does not free
+
+  SECTION("the batch that runs the task frees it") {
+    slot.pass_held_slot();                        // thread 0, before the next batch
+    free_handed_off_slot(ws.view, slot);          // the block's last thread, during it
+    REQUIRE(ws.state[parked] == slot_free);
+    REQUIRE(ws.counters->parked == 0);
+    free_handed_off_slot(ws.view, slot);          // nothing left: no double free
+    free_held_slots(ws.view, slot);
+    REQUIRE(ws.counters->parked == 0);
+  }
+  SECTION("a run that ends before that batch frees it at the end") {
+    slot.pass_held_slot();  // passed on, but the batch is a stop
+    free_held_slots(ws.view, slot);
+    REQUIRE(ws.state[parked] == slot_free);
+    REQUIRE(ws.counters->parked == 0);
+  }
+  SECTION("a slot still held (not passed on) is freed at the end too") {
+    free_held_slots(ws.view, slot);
+    REQUIRE(ws.state[parked] == slot_free);
+    REQUIRE(ws.counters->parked == 0);
+  }
+}
