@@ -210,6 +210,12 @@ class Context {
   __device__ void release(std::uint32_t slot, std::uint64_t id, Route route) const {
     alignas(8) std::byte buffer[max_item_bytes];
     const WaitingStorageView& waiting = g_->waiting;
+    if (route != Route::handoff || handoff_ == nullptr || !handoff_->may_take()) {  // to the queue, as before
+      const std::uint32_t q = waiting.extract(slot, buffer, max_item_bytes);
+      record(DependencyEventKind::release, id, 0, q);
+      enqueue(q, buffer, g_->queues[q].stride, id, route);
+      return;
+    }
     const std::uint32_t q = waiting.read(slot, buffer, max_item_bytes);
     record(DependencyEventKind::release, id, 0, q);
     if (enqueue(q, buffer, g_->queues[q].stride, id, route, [&] { waiting.free_slot(slot); })) handoff_->hold(slot);

@@ -105,6 +105,9 @@ struct Handoff {
     freeing_slot = no_slot;
   }
 
+  // Whether the slot is still free (a hint: try_take decides).
+  APIARY_HD bool may_take() const { return accept != 0 && detail::block_load(taken) == 0; }
+
   // One thread: claims the slot for a task of queue q. False if q is not accepted or another
   // thread of the block was first.
   APIARY_HD bool try_take(std::uint32_t q) {
@@ -124,9 +127,10 @@ struct Handoff {
   // The thread that put a task read from the waiting storage: its slot is freed later.
   APIARY_HD void hold(std::uint32_t slot) { held_slot = slot; }
 
-  // Thread 0, before the barrier that publishes a batch: the slot held during the last batch
-  // is freed during this one (by free_handed_off_slot, handoff_batches.hpp).
+  // Thread 0, publishing the batch that runs the handed-off task: the slot held during the
+  // last batch is freed during this one (by free_handed_off_slot, handoff_batches.hpp).
   APIARY_HD void pass_held_slot() {
+    if (held_slot == no_slot) return;
     freeing_slot = held_slot;
     held_slot = no_slot;
   }

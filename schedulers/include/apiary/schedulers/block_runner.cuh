@@ -142,7 +142,7 @@ __device__ inline void prepare_worker_barriers(const DeviceGraph& g, const Block
 template <class Graph>
 __device__ void execute_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                               BlockHandoff<Graph>& handoff, std::byte* smem) {
-  if (threadIdx.x == blockDim.x - 1) free_handed_off_slot(g.waiting, handoff);
+  if (batch.handed_off && threadIdx.x == blockDim.x - 1) free_handed_off_slot(g.waiting, handoff);
   run_batch<Graph>(g, layout, batch, handoff, smem);
   __syncthreads();
   if (threadIdx.x == 0) finish_batch(g.queues, g.controller(), handoff, batch);

@@ -65,6 +65,7 @@ APIARY_HD bool next_handed_off(const QueueView* queues, const PhaseController& p
   const bool ending = handoff.stopping != 0 || (handoff.status_due() && !pc.running());
   if (!ending) {
     next = handed_off_batch(previous, handoff.queue);
+    handoff.pass_held_slot();  // the batch frees the task's waiting-storage slot while it runs
     return true;
   }
   count_deferred(queues, handoff);

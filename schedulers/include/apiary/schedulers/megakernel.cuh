@@ -79,7 +79,6 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
         handoff.accept = layout.handoff && !batch.stop ? g.table.queues_running_in(batch.phase.phase) : 0;
       }
       if (!batch.stop) prepare_worker_barriers(g, layout, batch, smem);
-      handoff.pass_held_slot();
     }
     __syncthreads();
     if (batch.stop) break;

@@ -100,7 +100,6 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
     if (threadIdx.x == 0) {
       if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch)) batch = next_timesliced_batch(g, layout, q);
       if (!batch.stop) prepare_worker_barriers(g, layout, batch, smem);
-      handoff.pass_held_slot();
     }
     __syncthreads();
     if (batch.stop) break;
