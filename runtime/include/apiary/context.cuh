@@ -162,14 +162,8 @@ class Context {
 
   // Warp-aggregated enqueue: the threads of a warp that enqueue to the same queue at the same
   // time reserve their tickets with one atomic and commit them with one more. A lone task
-  // routed to the hand-off slot goes there instead when the scheduler accepts it (returns
-  // true); `before_queue()` runs only on the way to the queue.
-  struct Nothing {
-    __device__ void operator()() const {}
-  };
-  template <class BeforeQueue = Nothing>
-  __device__ bool enqueue(std::uint32_t q, const void* item, std::uint32_t bytes, std::uint64_t tag, Route route,
-                          BeforeQueue&& before_queue = {}) const {
+  // routed to the hand-off slot goes there instead when the scheduler accepts it.
+  __device__ void enqueue(std::uint32_t q, const void* item, std::uint32_t bytes, std::uint64_t tag, Route route) const {
     const QueueView& queue = g_->queues[q];
     const std::uint32_t active = __activemask();
     const std::uint32_t peers = __match_any_sync(active, q);
@@ -179,9 +173,8 @@ class Context {
     const std::uint32_t count = __popc(peers);
     if (route == Route::handoff && count == 1 && handoff_ != nullptr && handoff_->try_take(q)) {
       handoff_->put(q, item, bytes, tag);  // counted pending when this batch finishes
-      return true;
+      return;
     }
-    before_queue();
     unsigned long long first = 0;
     int reserved = 1;
     if (lane == leader) {
@@ -192,7 +185,7 @@ class Context {
     }
     first = __shfl_sync(peers, first, leader);
     reserved = __shfl_sync(peers, reserved, leader);
-    if (!reserved) return false;  // queue_full was raised; the run stops
+    if (!reserved) return;  // queue_full was raised; the run stops
     const std::uint64_t ticket = first + rank;
     if (queue.wait_free(ticket)) {
       queue.write(ticket, item, bytes, tag);
@@ -200,25 +193,14 @@ class Context {
     }
     __syncwarp(peers);
     if (lane == leader) queue.commit(count);
-    return false;
   }
 
-  // Moves a parked task from the waiting storage to its queue or to this block's hand-off
-  // slot. A task on its way to the queue frees its waiting-storage slot first, as extract()
-  // would. A handed-off task leaves the slot to the block, which frees it while the task runs
-  // (handoff.hpp): the release store that frees it is off the hop's path.
+  // Moves a parked task from the waiting storage to its queue.
   __device__ void release(std::uint32_t slot, std::uint64_t id, Route route) const {
     alignas(8) std::byte buffer[max_item_bytes];
-    const WaitingStorageView& waiting = g_->waiting;
-    if (route != Route::handoff || handoff_ == nullptr || !handoff_->may_take()) {  // to the queue, as before
-      const std::uint32_t q = waiting.extract(slot, buffer, max_item_bytes);
-      record(DependencyEventKind::release, id, 0, q);
-      enqueue(q, buffer, g_->queues[q].stride, id, route);
-      return;
-    }
-    const std::uint32_t q = waiting.read(slot, buffer, max_item_bytes);
+    const std::uint32_t q = g_->waiting.extract(slot, buffer, max_item_bytes);
     record(DependencyEventKind::release, id, 0, q);
-    if (enqueue(q, buffer, g_->queues[q].stride, id, route, [&] { waiting.free_slot(slot); })) handoff_->hold(slot);
+    enqueue(q, buffer, g_->queues[q].stride, id, route);
   }
 
   __device__ void record(DependencyEventKind kind, std::uint64_t id, std::int32_t count, std::uint32_t queue) const {

@@ -24,10 +24,6 @@
 //  - Run status: read once per `check_every` hops, and at once after a task of this block
 //    called ctx.stop(). A stop or error from elsewhere may so let up to check_every - 1
 //    handed-off tasks run after it, as a batch claimed before the stop runs to its end.
-//  - Waiting-storage slot: a released task read from the waiting storage keeps its slot
-//    (`hold`) until the batch that runs it, where another thread frees it while the task runs
-//    (schedulers/handoff_batches.hpp). Freeing is a release store, a fence on the hop's path
-//    otherwise. The block barrier between the batches orders the item's reads before it.
 //
 // Header-only and __host__ __device__ so the CPU stress tests run the same code. On the
 // device the slot lives in shared memory and is accessed with shared-memory instructions:
@@ -37,7 +33,6 @@
 
 #include <apiary/platform.hpp>
 #include <apiary/queue.hpp>
-#include <apiary/waiting_storage.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -90,8 +85,6 @@ struct Handoff {
   std::uint32_t unchecked;  // hops since the run status was last read
   std::uint32_t uncounted_queue;  // hops whose executed count is not yet added, and their queue
   std::uint32_t uncounted;
-  std::uint32_t held_slot;      // waiting-storage slot the task in `item` was read from (no_slot: none)
-  std::uint32_t freeing_slot;   // the same, handed to the batch that runs the task, which frees it
   alignas(8) std::byte item[Bytes];
 
   // Before the first batch (shared memory starts undefined).
@@ -101,12 +94,7 @@ struct Handoff {
     stopping = 0;
     unchecked = 0;
     uncounted = 0;
-    held_slot = no_slot;
-    freeing_slot = no_slot;
   }
-
-  // Whether the slot is still free (a hint: try_take decides).
-  APIARY_HD bool may_take() const { return accept != 0 && detail::block_load(taken) == 0; }
 
   // One thread: claims the slot for a task of queue q. False if q is not accepted or another
   // thread of the block was first.
@@ -122,17 +110,6 @@ struct Handoff {
     copy_words(item, source, bytes);
     queue = q;
     tag = dependency_tag;
-  }
-
-  // The thread that put a task read from the waiting storage: its slot is freed later.
-  APIARY_HD void hold(std::uint32_t slot) { held_slot = slot; }
-
-  // Thread 0, publishing the batch that runs the handed-off task: the slot held during the
-  // last batch is freed during this one (by free_handed_off_slot, handoff_batches.hpp).
-  APIARY_HD void pass_held_slot() {
-    if (held_slot == no_slot) return;
-    freeing_slot = held_slot;
-    held_slot = no_slot;
   }
 
   // Read after a block barrier: whether a task waits here.

@@ -93,32 +93,27 @@ struct WaitingStorageView {
   // Reads a filled slot into `item` (`bytes` <= stride bytes) and frees it. Returns the
   // target queue. The caller acquired the slot number from the writer's release (see above).
   APIARY_HD std::uint32_t extract(std::uint32_t slot, void* item, std::uint32_t bytes, std::uint64_t* tag = nullptr) const {
-    const std::uint32_t queue = read(slot, item, bytes, tag);
+    copy_words(item, items + std::size_t(slot) * stride, bytes < stride ? bytes : stride);
+    const std::uint32_t queue = queue_of[slot];
+    if (tag) *tag = tag_of ? tag_of[slot] : 0;
     free_slot(slot);
     return queue;
-  }
-
-  // extract() without the free: the caller frees the slot later (free_slot), after something
-  // that orders these reads before it (the block barrier of a hand-off, handoff.hpp).
-  APIARY_HD std::uint32_t read(std::uint32_t slot, void* item, std::uint32_t bytes, std::uint64_t* tag = nullptr) const {
-    copy_words(item, items + std::size_t(slot) * stride, bytes < stride ? bytes : stride);
-    if (tag) *tag = tag_of ? tag_of[slot] : 0;
-    return queue_of[slot];
   }
 
   // Frees a slot that was written but never read (a spawn whose resolutions all came first
   // takes its item back).
   APIARY_HD void discard(std::uint32_t slot) const { free_slot(slot); }
 
-  // One release store frees the slot: the item's reads (extract, read) or writes (discard)
-  // come before any reuse. (With a reserved and a filled flag, cleared one after the other,
+  APIARY_HD std::int64_t parked_hint() const { return load_relaxed(counters->parked); }
+
+ private:
+  // One release store frees the slot: the item's reads (extract) or writes (discard) come
+  // before any reuse. (With a reserved and a filled flag, cleared one after the other,
   // resolving 4M dependencies of fan-in 1 took 1.17x as long on an H200.)
   APIARY_HD void free_slot(std::uint32_t slot) const {
     store_release(state[slot], std::uint32_t(slot_free));
     DeviceAtomic<std::int64_t>(counters->parked).fetch_sub(1, mo::relaxed);
   }
-
-  APIARY_HD std::int64_t parked_hint() const { return load_relaxed(counters->parked); }
 };
 
 }  // namespace apiary

@@ -135,14 +135,12 @@ __device__ inline void prepare_worker_barriers(const DeviceGraph& g, const Block
   for (std::uint32_t s = 0; s < layout.slots[batch.queue]; ++s) init(&barriers[s], std::ptrdiff_t(size));
 }
 
-// All threads: run the batch (each worker frees its tasks' queue slots; the block's last
-// thread frees the waiting-storage slot of a handed-off task meanwhile), report it finished
+// All threads: run the batch (each worker frees its tasks' queue slots), report it finished
 // (counting the task it handed off, if any). Ends with a block-wide barrier, so `batch` may
 // be overwritten afterwards.
 template <class Graph>
 __device__ void execute_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                               BlockHandoff<Graph>& handoff, std::byte* smem) {
-  if (batch.handed_off && threadIdx.x == blockDim.x - 1) free_handed_off_slot(g.waiting, handoff);
   run_batch<Graph>(g, layout, batch, handoff, smem);
   __syncthreads();
   if (threadIdx.x == 0) finish_batch(g.queues, g.controller(), handoff, batch);

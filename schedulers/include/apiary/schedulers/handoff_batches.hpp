@@ -11,7 +11,6 @@
 #include <apiary/queue.hpp>
 #include <apiary/run_state.hpp>
 #include <apiary/schedulers/batch_picker.hpp>
-#include <apiary/waiting_storage.hpp>
 
 #include <cstdint>
 
@@ -26,24 +25,6 @@ APIARY_HD inline Batch handed_off_batch(const Batch& previous, std::uint32_t que
   batch.phase = previous.phase;
   batch.handed_off = true;
   return batch;
-}
-
-// One thread during a batch (the last of the block: idle while a hand-off batch of one runs
-// on the first worker slot): frees the waiting-storage slot of the task this batch runs, which
-// the block barrier before the batch ordered after the reads of its item.
-template <std::uint32_t B>
-APIARY_HD void free_handed_off_slot(const WaitingStorageView& waiting, Handoff<B>& handoff) {
-  if (handoff.freeing_slot == no_slot) return;
-  waiting.free_slot(handoff.freeing_slot);
-  handoff.freeing_slot = no_slot;
-}
-
-// Thread 0, when the block stops running batches: frees any slot still held or passed on.
-template <std::uint32_t B>
-APIARY_HD void free_held_slots(const WaitingStorageView& waiting, Handoff<B>& handoff) {
-  free_handed_off_slot(waiting, handoff);  // passed on to a batch that did not run
-  handoff.pass_held_slot();
-  free_handed_off_slot(waiting, handoff);
 }
 
 // Adds the executed counts that hand-off hops deferred.
@@ -65,7 +46,6 @@ APIARY_HD bool next_handed_off(const QueueView* queues, const PhaseController& p
   const bool ending = handoff.stopping != 0 || (handoff.status_due() && !pc.running());
   if (!ending) {
     next = handed_off_batch(previous, handoff.queue);
-    handoff.pass_held_slot();  // the batch frees the task's waiting-storage slot while it runs
     return true;
   }
   count_deferred(queues, handoff);

@@ -84,7 +84,6 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
     if (batch.stop) break;
     execute_batch<Graph>(g, layout, batch, handoff, smem);
   }
-  if (threadIdx.x == 0) free_held_slots(g.waiting, handoff);
 }
 
 }  // namespace detail

@@ -105,7 +105,6 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
     if (batch.stop) break;
     execute_batch<Graph>(g, layout, batch, handoff, smem);
   }
-  if (threadIdx.x == 0) free_held_slots(g.waiting, handoff);
 }
 
 template <class Graph>
