@@ -5,6 +5,7 @@
 #include "bench_common.hpp"
 #include "cli.hpp"
 #include "cusparse_spmv.hpp"
+#include "gather_floor.hpp"
 #include "reference.hpp"
 #include "spmv.hpp"
 
@@ -13,6 +14,7 @@
 #include <apiary/sparse/device_matrix.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <random>
 
@@ -29,6 +31,38 @@ struct Context {
   int failures = 0;
   std::uint64_t seed = 0;
 };
+
+// The matrix's gather floor (gather_floor.hpp), timed like the schedules: one "spmv_floor"
+// record. Checked first: the per-block sums must add up to the sum of the reference y.
+template <class T, class Timed>
+void measure_floor(Context& ctx, sparse::CsrView<T> a, const sparse::DeviceBuffer<T>& dx, const std::vector<double>& ref,
+                   const std::vector<double>& magnitude, const nlohmann::json& base, Timed&& timed) {
+  if (a.nnz == 0) return;
+  const unsigned blocks = gather_floor_blocks(ctx.device.sm_count);
+  sparse::DeviceBuffer<T> partials(blocks);
+  auto run = [&] { launch_gather_floor<T>(a, dx.data(), partials.data(), blocks, nullptr); };
+  nlohmann::json rec = base;
+  rec["bench"] = "spmv_floor";
+  rec["schedule"] = "gather_floor";
+  run();
+  APIARY_CUDA_CHECK(cudaDeviceSynchronize());
+  double got = 0, want = 0, scale = 0;
+  for (const T p : partials.download()) got += static_cast<double>(p);
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    want += ref[i];
+    scale += magnitude[i];
+  }
+  const double tol = (sizeof(T) == 4 ? 1e-4 : 1e-11) * scale + 1e-30;
+  const bool ok = std::abs(got - want) <= tol;
+  rec["check"] = {{"ok", ok}, {"sum", got}, {"expected", want}, {"tolerance", tol}};
+  if (!ok) {
+    ++ctx.failures;
+    std::fprintf(stderr, "CHECK FAILED: %s gather floor: sum %.17g, expected %.17g\n", rec.value("matrix", "?").c_str(), got, want);
+  } else {
+    timed(run, rec);
+  }
+  ctx.out->write(rec);
+}
 
 template <class T>
 void run_matrix(Context& ctx, const MatrixSource& src, const sparse::Csr<double>& a64, const sparse::RowStats& stats,
@@ -91,6 +125,10 @@ void run_matrix(Context& ctx, const MatrixSource& src, const sparse::Csr<double>
       ctx.out->write(rec);
     }
   }
+
+  measure_floor<T>(ctx, da.view(), dx, ref, magnitude, base, [&](const std::function<void()>& run, nlohmann::json& rec) {
+    return timed(run, rec);
+  });
 
   for (const std::string& schedule_name : ctx.options.schedules) {
     const bool heuristic = schedule_name == "heuristic";

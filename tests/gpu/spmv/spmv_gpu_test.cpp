@@ -1,6 +1,7 @@
 // GPU test: every schedule x fp32/fp64 on random and real matrices against the CPU reference
 // (poisoned output, fresh random x), with non-default knobs too; and the visit benchmark's
 // correctness (every unit updated exactly once, with its item). Skips (77) without a GPU.
+#include "gather_floor.hpp"
 #include "reference.hpp"
 #include "spmv.hpp"
 #include "visit.hpp"
@@ -12,6 +13,7 @@
 #include <apiary/sparse/matrix_market.hpp>
 #include <gpu_test.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -37,6 +39,23 @@ void check_spmv(const std::string& name, const sparse::Csr<double>& a64, int sms
   std::vector<double> ref, magnitude;
   reference_spmv(a, x, ref, magnitude);
   sparse::DeviceBuffer<T> dx(x), dy(static_cast<std::size_t>(a.rows));
+  if (a.nnz() > 0) {  // the gather floor's per-block sums add up to the sum of y
+    const unsigned blocks = gather_floor_blocks(sms);
+    sparse::DeviceBuffer<T> partials(blocks);
+    launch_gather_floor<T>(da.view(), dx.data(), partials.data(), blocks, nullptr);
+    double got = 0, want = 0, scale = 0;
+    for (const T p : partials.download()) got += static_cast<double>(p);
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      want += ref[i];
+      scale += magnitude[i];
+    }
+    ++checks;
+    if (std::abs(got - want) > (sizeof(T) == 4 ? 1e-4 : 1e-11) * scale + 1e-30) {
+      ++failures;
+      std::printf("FAIL gather floor %s %s: sum %.17g, expected %.17g\n", name.c_str(), sizeof(T) == 4 ? "fp32" : "fp64", got,
+                  want);
+    }
+  }
   std::vector<ScheduleKind> kinds(balance::all_schedules.begin(), balance::all_schedules.end());
   kinds.push_back(select_schedule(stats));
   for (ScheduleKind kind : kinds) {
