@@ -70,11 +70,33 @@ CheckResult check_result(const std::vector<T>& y, const std::vector<double>& ref
   return c;
 }
 
+template <class T>
+CheckResult check_total(const std::vector<T>& partials, const std::vector<double>& ref, const std::vector<double>& magnitude) {
+  double got = 0, want = 0, scale = 0;
+  for (const T p : partials) got += static_cast<double>(p);
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    want += ref[i];
+    scale += magnitude[i];
+  }
+  CheckResult c;
+  c.tolerance = sizeof(T) == 4 ? 1e-4 : 1e-11;
+  c.max_error = std::abs(got - want) / (scale + 1e-300);
+  c.ok = std::abs(got - want) <= c.tolerance * scale + 1e-30;  // NaN fails too
+  if (!c.ok) {
+    std::ostringstream s;
+    s << "sum " << got << ", expected " << want << " (sum of row magnitudes " << scale << ")";
+    c.message = s.str();
+  }
+  return c;
+}
+
 template void reference_spmv<float>(const sparse::Csr<float>&, const std::vector<float>&, std::vector<double>&, std::vector<double>&);
 template void reference_spmv<double>(const sparse::Csr<double>&, const std::vector<double>&, std::vector<double>&, std::vector<double>&);
 template std::vector<float> random_vector<float>(std::size_t, std::uint64_t);
 template std::vector<double> random_vector<double>(std::size_t, std::uint64_t);
 template CheckResult check_result<float>(const std::vector<float>&, const std::vector<double>&, const std::vector<double>&);
 template CheckResult check_result<double>(const std::vector<double>&, const std::vector<double>&, const std::vector<double>&);
+template CheckResult check_total<float>(const std::vector<float>&, const std::vector<double>&, const std::vector<double>&);
+template CheckResult check_total<double>(const std::vector<double>&, const std::vector<double>&, const std::vector<double>&);
 
 }  // namespace apiary::spmv

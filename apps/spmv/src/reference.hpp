@@ -32,4 +32,9 @@ struct CheckResult {
 template <class T>
 CheckResult check_result(const std::vector<T>& y, const std::vector<double>& ref, const std::vector<double>& magnitude);
 
+// Partial sums (the gather floor's, one per block) against the sum of the reference y, with
+// the same tolerance applied to the sum of the row magnitudes.
+template <class T>
+CheckResult check_total(const std::vector<T>& partials, const std::vector<double>& ref, const std::vector<double>& magnitude);
+
 }  // namespace apiary::spmv
