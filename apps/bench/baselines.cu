@@ -17,6 +17,7 @@
 #include "bench.hpp"
 
 #include <apiary/cuda_check.hpp>
+#include <apiary/cuda_graph_while.hpp>
 
 #include <cuda_runtime.h>
 
@@ -179,10 +180,6 @@ Measurement measure_graph_while(std::uint32_t iterations, int repeats) {
     cudaGraph_t g;
     ~GraphGuard() { cudaGraphDestroy(g); }
   } graph_guard{graph};
-  // Condition 1 at every launch: the body runs at least once, then decides itself.
-  cudaGraphConditionalHandle handle{};
-  APIARY_CUDA_CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault));
-
   // reset -> WHILE(handle) { while_body }
   cudaGraphNode_t reset = nullptr;
   {
@@ -194,14 +191,9 @@ Measurement measure_graph_while(std::uint32_t iterations, int repeats) {
     p.kernelParams = args;
     APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&reset, graph, nullptr, 0, &p));
   }
-  cudaGraphNodeParams loop{};
-  loop.type = cudaGraphNodeTypeConditional;
-  loop.conditional.handle = handle;
-  loop.conditional.type = cudaGraphCondTypeWhile;
-  loop.conditional.size = 1;
-  cudaGraphNode_t loop_node = nullptr;
-  APIARY_CUDA_CHECK(cudaGraphAddNode(&loop_node, graph, &reset, nullptr, 1, &loop));
-  cudaGraph_t body = loop.conditional.phGraph_out[0];
+  const apiary::GraphWhileLoop loop = apiary::add_graph_while_loop(graph, &reset, 1);
+  cudaGraphConditionalHandle handle = loop.handle;  // while_body's argument
+  cudaGraph_t body = loop.body;
   {
     void* args[] = {&counter, &handle};
     cudaKernelNodeParams p{};

@@ -2,6 +2,7 @@
 #include "rounded_ops.cuh"
 
 #include <apiary/cuda_check.hpp>
+#include <apiary/cuda_graph_while.hpp>
 #include <apiary/error.hpp>
 
 #include <cmath>
@@ -277,17 +278,10 @@ void GpuJacobi<T>::run_kbk() {
 template <class T>
 void GpuJacobi<T>::build_graph() {
   APIARY_CUDA_CHECK(cudaGraphCreate(&graph_, 0));
-  cudaGraphConditionalHandle handle = 0;
-  APIARY_CUDA_CHECK(cudaGraphConditionalHandleCreate(&handle, graph_, 1, cudaGraphCondAssignDefault));
+  const GraphWhileLoop loop = add_graph_while_loop(graph_);
+  const cudaGraphConditionalHandle handle = loop.handle;
   cond_handle_ = handle;
-  cudaGraphNodeParams params{};
-  params.type = cudaGraphNodeTypeConditional;
-  params.conditional.handle = handle;
-  params.conditional.type = cudaGraphCondTypeWhile;
-  params.conditional.size = 1;
-  cudaGraphNode_t node = nullptr;
-  APIARY_CUDA_CHECK(cudaGraphAddNode(&node, graph_, nullptr, nullptr, 0, &params));
-  cudaGraph_t body = params.conditional.phGraph_out[0];
+  cudaGraph_t body = loop.body;
   // The body: the two iteration kernels, captured from a side stream (the legacy stream cannot capture).
   cudaStream_t capture = nullptr;
   APIARY_CUDA_CHECK(cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking));
