@@ -33,3 +33,33 @@ def fmt(v, digits=2, thousands=False):
 
 def sci(v):
     return "–" if v is None else f"{v:.3g}"
+
+
+def median_records(records, key, value="median_ms"):
+    """Runs of one benchmark appended to one file, merged: per `key(record)` (None: kept as
+    is), the record whose `value` is the median over the runs (the lower middle for an even
+    count), with "runs" set to how many runs it had. Records without `value` (failed checks,
+    errors) are kept as they are."""
+    groups, out = {}, []
+    for r in records:
+        k = key(r)
+        if k is None or value not in r:
+            out.append(r)
+        else:
+            groups.setdefault(k, []).append(r)
+    for rs in groups.values():
+        rs = sorted(rs, key=lambda r: r[value])
+        chosen = dict(rs[(len(rs) - 1) // 2])
+        chosen["runs"] = len(rs)
+        out.append(chosen)
+    return out
+
+
+def spmv_key(r):
+    """Merge key of apiary-spmv records: one per matrix, precision and schedule (and the copy
+    bandwidth once)."""
+    if r.get("bench") in ("spmv", "spmv_floor"):
+        return (r["bench"], r.get("matrix"), r.get("precision"), r.get("schedule"))
+    if r.get("bench") == "copy":
+        return ("copy",)
+    return None

@@ -22,6 +22,8 @@ import json
 import math
 import sys
 
+from results_common import median_records, spmv_key
+
 DEFAULT_RESULTS = "docs/results/nvidia-h200-spmv.json"
 
 
@@ -33,6 +35,7 @@ def load(path):
         records = data["records"] if isinstance(data, dict) else data
     except json.JSONDecodeError:
         records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    records = median_records(records, spmv_key)  # several suite runs: the median run of each
     device = next((r.get("device") for r in records if r.get("device")), "?")
     table = collections.defaultdict(dict)  # (matrix, precision) -> schedule -> record
     for r in records:
