@@ -56,10 +56,7 @@ def median_records(records, key, value="median_ms"):
 
 
 def spmv_key(r):
-    """Merge key of apiary-spmv records: one per matrix, precision and schedule (and the copy
-    bandwidth once)."""
+    """Merge key of apiary-spmv measurements: one per matrix, precision and schedule."""
     if r.get("bench") in ("spmv", "spmv_floor"):
         return (r["bench"], r.get("matrix"), r.get("precision"), r.get("schedule"))
-    if r.get("bench") == "copy":
-        return ("copy",)
     return None

@@ -47,8 +47,8 @@ def spmv_tables(records, img_dir, plots):
     runs_in_file = sum(1 for r in records if r.get("bench") == "copy")
     checked = [r for r in records if r.get("bench") == "spmv" and "check" in r]
     records = median_records(records, spmv_key)
-    copy = sorted((r for r in records if r.get("bench") == "copy"), key=lambda r: r["copy_gbps"])
-    copy = copy[(len(copy) - 1) // 2:] if copy else []  # the median run's copy bandwidth first
+    copies = sorted((r for r in records if r.get("bench") == "copy"), key=lambda r: r["copy_gbps"])
+    c = copies[(len(copies) - 1) // 2] if copies else None  # the median run's copy bandwidth
     runs = [r for r in records if r.get("bench") == "spmv"]
     # The gather floor per (matrix, precision): values, column indices and gathers of x, no
     # rows (apps/spmv/src/gather_floor.hpp). Absent from runs before it existed.
@@ -57,8 +57,7 @@ def spmv_tables(records, img_dir, plots):
     devices = sorted({r["device"] for r in records if "device" in r})
     commits = sorted({r.get("commit", "?") for r in records})
     out.append(f"Measured on **{', '.join(devices)}** (commit {', '.join(commits)}).")
-    if copy:
-        c = copy[0]
+    if c:
         out.append(f"Device-to-device copy bandwidth measured in the same run: **{c['copy_gbps']:.0f} GB/s** "
                    f"(theoretical {c.get('theoretical_gbps', float('nan')):.0f} GB/s).")
     if runs_in_file > 1:

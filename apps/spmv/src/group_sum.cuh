@@ -30,14 +30,4 @@ __device__ __forceinline__ T block_sum(T v) {
   return total;
 }
 
-// Named barriers 1..15 (0 is __syncthreads): a pair of neighbouring warps meets on one, so
-// blocks of up to 16 warps can pair every neighbour.
-constexpr unsigned max_paired_warps = 16;
-template <class T>
-constexpr bool hand_over_edge_rows = sizeof(T) == 8;
-__device__ __forceinline__ void named_barrier_arrive(unsigned id) {
-  asm volatile("bar.arrive %0, 64;" ::"r"(id) : "memory");
-}
-__device__ __forceinline__ void named_barrier_sync(unsigned id) { asm volatile("bar.sync %0, 64;" ::"r"(id) : "memory"); }
-
 }  // namespace apiary::spmv::detail

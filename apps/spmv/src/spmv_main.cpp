@@ -31,6 +31,10 @@ struct Context {
   std::uint64_t seed = 0;
 };
 
+nlohmann::json check_json(const CheckResult& c) {
+  return {{"ok", c.ok}, {"max_scaled_error", c.max_error}, {"tolerance", c.tolerance}, {"message", c.message}};
+}
+
 // The matrix's gather floor (gather_floor.hpp), timed like the schedules: one "spmv_floor"
 // record. Checked first: the per-block sums must add up to the sum of the reference y.
 template <class T, class Timed>
@@ -47,7 +51,7 @@ void measure_floor(Context& ctx, sparse::CsrView<T> a, const sparse::DeviceBuffe
   run();
   APIARY_CUDA_CHECK(cudaDeviceSynchronize());
   const CheckResult c = check_total<T>(partials.download(), ref, magnitude);
-  rec["check"] = {{"ok", c.ok}, {"max_scaled_error", c.max_error}, {"tolerance", c.tolerance}, {"message", c.message}};
+  rec["check"] = check_json(c);
   if (c.ok) {
     timed(run, rec);
   } else {
@@ -84,7 +88,7 @@ void run_matrix(Context& ctx, const MatrixSource& src, const sparse::Csr<double>
     run();
     APIARY_CUDA_CHECK(cudaDeviceSynchronize());
     const CheckResult c = check_result<T>(dy.download(), ref, magnitude);
-    rec["check"] = {{"ok", c.ok}, {"max_scaled_error", c.max_error}, {"tolerance", c.tolerance}, {"message", c.message}};
+    rec["check"] = check_json(c);
     if (!c.ok) {
       ++ctx.failures;
       std::fprintf(stderr, "CHECK FAILED: %s %s %s: %s\n", src.name.c_str(), precision, rec.value("schedule", "?").c_str(),
@@ -119,9 +123,7 @@ void run_matrix(Context& ctx, const MatrixSource& src, const sparse::Csr<double>
     }
   }
 
-  measure_floor<T>(ctx, da.view(), dx, ref, magnitude, base, [&](const std::function<void()>& run, nlohmann::json& rec) {
-    return timed(run, rec);
-  });
+  measure_floor<T>(ctx, da.view(), dx, ref, magnitude, base, timed);
 
   for (const std::string& schedule_name : ctx.options.schedules) {
     const bool heuristic = schedule_name == "heuristic";
