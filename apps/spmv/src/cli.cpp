@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 namespace apiary::spmv {
 
@@ -17,6 +19,18 @@ std::vector<std::string> split(const std::string& s) {
     if (!item.empty()) out.push_back(item);
   return out;
 }
+unsigned bounded(const std::string& option, const std::string& text, unsigned lo, unsigned hi) {
+  std::size_t used = 0;
+  long v = -1;
+  try {
+    v = std::stol(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || v < static_cast<long>(lo) || v > static_cast<long>(hi))
+    throw InputError(option, "'" + text + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return static_cast<unsigned>(v);
+}
 }  // namespace
 
 bool parse_options(int argc, char** argv, Options& o, const char* program, bool spmv) {
@@ -27,7 +41,7 @@ bool parse_options(int argc, char** argv, Options& o, const char* program, bool 
                             " [--matrix FILE.mtx]... [--generate SPEC]... [--suite SUITE.json [--matrix-dir DIR]]\n"
                             "       [--schedules a,b,...|all] [--precision fp32,fp64] [--repeats N] [--large-repeats N]\n"
                             "       [--min-nnz N] [--max-nnz N] [--seed N] [--json OUT.jsonl|-]" +
-                            (spmv ? " [--no-baseline]" : "") +
+                            (spmv ? " [--no-baseline] [--items-per-thread K] [--iterations IS]" : "") +
                             "\n  schedules: thread_mapped warp_mapped block_mapped virtual_warp group_mapped\n"
                             "             dynamic_virtual_warp cta_warp_scan local_warp_search direct_search block_search\n"
                             "             two_phase merge_path multi_phase" +
@@ -58,6 +72,8 @@ bool parse_options(int argc, char** argv, Options& o, const char* program, bool 
     else if (arg == "--seed") o.seed = std::stoull(value());
     else if (arg == "--json") o.json = value();
     else if (spmv && arg == "--no-baseline") o.baseline = false;
+    else if (spmv && arg == "--items-per-thread") o.items_per_thread = bounded(arg, value(), 1, 32);
+    else if (spmv && arg == "--iterations") o.iterations = bounded(arg, value(), 1, 64);
     else throw InputError(arg, "unknown option\n" + usage);
   }
   if (!suite.empty()) {

@@ -23,6 +23,10 @@ struct Options {
   std::int64_t min_nnz = -1;
   std::optional<std::uint64_t> seed;
   bool baseline = true;
+  // apiary-spmv: multi-phase / two-phase / merge-path knobs (0: the Tuning defaults). Multi-phase
+  // still lowers them when the matrix would not fill the device (Tuning::fill_device).
+  unsigned items_per_thread = 0;
+  unsigned iterations = 0;
 };
 
 // Throws InputError with usage on bad arguments; returns false when --help was given.

@@ -60,7 +60,6 @@ struct SpmvSink {
   bool staged = false;
   index_t pending_row = -1;
   T pending = 0;
-  const index_t* __restrict__ row_offsets = nullptr;  // staged mode: row bounds of split runs
   // Staged mode, per window: the split row this thread closes (began in an earlier thread) and
   // the split row it leaves open (continues in the next thread); opens_right: that row begins
   // in this thread's atoms. A thread inside one row holds it as both (close_value stays 0).
@@ -100,12 +99,13 @@ struct SpmvSink {
         break;
       case balance::Combine::atomic:
         if (staged) {
-          const index_t begin = __ldg(row_offsets + r.tile), end = __ldg(row_offsets + r.tile + 1);
-          if (r.last < end) {  // continues after this thread: the last run of its atoms
+          // Staged runs come from emit_contiguous, which says where they lie in their row.
+          const bool ends = r.ends_tile(), begins = r.begins_tile();
+          if (!ends) {  // continues after this thread: the last run of its atoms
             open_row = r.tile;
             open_value = sum;
-            opens_right = r.first == begin;
-            if (r.first > begin) close_row = r.tile;  // passes through: no value of its own
+            opens_right = begins;
+            if (!begins) close_row = r.tile;  // passes through: no value of its own
           } else {  // began before this thread, ends here: the first run of its atoms
             close_row = r.tile;
             close_value = sum;
@@ -242,7 +242,6 @@ __global__ void __launch_bounds__(256) spmv_kernel(sparse::CsrView<T> a, const T
   detail::SpmvSink<T> sink{a.col_indices, a.values, x, y};
   if constexpr (K == ScheduleKind::multi_phase) {
     sink.stage = reinterpret_cast<T*>(shared);
-    sink.row_offsets = a.row_offsets;
     sched.run(sink);
   } else {
     // Plain sinks: no staging hooks, so the schedule reads global memory directly.

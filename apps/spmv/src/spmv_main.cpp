@@ -137,6 +137,8 @@ void run_matrix(Context& ctx, const MatrixSource& src, const sparse::Csr<double>
     const auto t0 = std::chrono::steady_clock::now();
     Tuning tuning;
     tuning.fill_device = true;
+    if (ctx.options.items_per_thread) tuning.items_per_thread = ctx.options.items_per_thread;
+    if (ctx.options.iterations) tuning.iterations = ctx.options.iterations;
     SpmvPlan<T> plan(kind, da.view(), stats, ctx.device.sm_count, tuning);
     rec["setup_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     rec["config"] = nlohmann::json::parse(plan.describe());

@@ -113,6 +113,16 @@ SpmvPlan<T>::SpmvPlan(ScheduleKind kind, sparse::CsrView<T> a, const sparse::Row
   // Empty matrices still launch one block (the kernel does nothing).
   config_.grid = static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, 0x7fffffff));
   config_.shared_bytes = spmv_shared_bytes<T>(kind, block, p);
+  int device = 0, max_shared = 0;
+  APIARY_CUDA_CHECK(cudaGetDevice(&device));
+  APIARY_CUDA_CHECK(cudaDeviceGetAttribute(&max_shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (config_.shared_bytes > static_cast<std::size_t>(max_shared)) {
+    std::ostringstream why;
+    why << "needs " << config_.shared_bytes << " bytes of shared memory per block with block " << block
+        << ", items per thread " << p.items_per_thread << " and iterations " << p.iterations << "; the device allows "
+        << max_shared << ": lower the items per thread or the iterations";
+    throw InputError(std::string(balance::name(kind)), why.str());
+  }
   config_.zero_output = [&] {
     switch (kind) {
       case ScheduleKind::thread_mapped:

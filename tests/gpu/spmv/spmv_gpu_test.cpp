@@ -7,6 +7,7 @@
 #include "visit.hpp"
 
 #include <apiary/balance/schedule_kind.hpp>
+#include <apiary/error.hpp>
 #include <apiary/sparse/conversions.hpp>
 #include <apiary/sparse/device_matrix.hpp>
 #include <apiary/sparse/generators.hpp>
@@ -145,6 +146,22 @@ int main() {
       check_spmv<float>(name, a, sms, Tuning{256, 3, 4});  // other knobs: more windows, splits
       check_spmv<double>(name, a, sms, Tuning{256, 1, 1});
       check_visit(name, a, sms);
+    }
+    {  // impossible knobs: a clear error before any launch, not a failed launch
+      const sparse::Csr<float> a = sparse::cast_values<float>(matrices.front().second);
+      const sparse::DeviceCsr<float> da(a);
+      ++checks;
+      try {
+        SpmvPlan<float> plan(ScheduleKind::multi_phase, da.view(), sparse::row_stats(a.row_offsets, a.col_indices, a.cols), sms,
+                             Tuning{256, 32, 64});
+        ++failures;
+        std::printf("FAIL: multi-phase with 32 items per thread and 64 iterations was accepted\n");
+      } catch (const InputError& e) {
+        if (std::string(e.what()).find("shared memory") == std::string::npos) {
+          ++failures;
+          std::printf("FAIL: the shared-memory error does not say so: %s\n", e.what());
+        }
+      }
     }
     std::printf("%d checks, %d failures\n", checks, failures);
     return failures ? 1 : 0;

@@ -94,6 +94,8 @@ struct CoverageSink {
       if (r.first < r.last) return counters->error("run leaves its tile " + std::to_string(r.tile));
     }
     for (int a = r.first; a < r.last; a += r.stride) counters->visits[a].fetch_add(1);
+    if (r.edges_known() && (r.begins_tile() != (r.first == b) || r.ends_tile() != (r.last == e)))
+      counters->error("run edges of tile " + std::to_string(r.tile) + " do not match its bounds");
     switch (r.combine) {
       case Combine::store:
         if (r.first != b || r.last != e || r.stride != 1) counters->error("store run is not the whole tile " + std::to_string(r.tile));
@@ -218,6 +220,8 @@ void check_all_shapes(const Layout& layout, const std::string& label, double mea
     ScheduleParams<int> p = default_params<int>(K, mean, stddev);
     p.items_per_thread = 3;
     check_schedule<K>(layout, label, 2, 32, 32, p, /*staging=*/true);
+    p.iterations = 4;  // several windows per chunk: offsets loaded in more than one batch
+    check_schedule<K>(layout, label, 3, 32, 32, p, /*staging=*/true);
   }
   if constexpr (K == ScheduleKind::cta_warp_scan) {
     ScheduleParams<int> p = default_params<int>(K, mean, stddev);

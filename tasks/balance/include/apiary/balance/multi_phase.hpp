@@ -57,15 +57,15 @@ class MultiPhase {
     const I chunks = partition_chunks(layout_, chunk);
     const I capacity = static_cast<I>(chunk + 2);
     for (I c = static_cast<I>(procs_.team_index); c < chunks; c += static_cast<I>(procs_.team_count)) {
+      const std::int64_t c0 = static_cast<std::int64_t>(c) * chunk;
       const I t0 = params_.partition[c], t1 = params_.partition[c + 1];
       const I count = t1 - t0 + 1;
       const bool cached = count + 1 <= capacity;
-      if (cached)
-        for (I k = static_cast<I>(rank); k <= count; k += static_cast<I>(size)) offsets_[k] = layout_.tile_begin(t0 + k);
+      if (cached) load_offsets(t0, count, rank, size);
       team.sync();
       I hint = 0;  // windows advance monotonically: each search starts where the last ended
       for (unsigned it = 0; it < params_.iterations; ++it) {
-        const std::int64_t w0 = static_cast<std::int64_t>(c) * chunk + static_cast<std::int64_t>(it) * window;
+        const std::int64_t w0 = c0 + static_cast<std::int64_t>(it) * window;
         if (w0 >= atoms) break;  // uniform over the team
         const I first = static_cast<I>(w0);
         const I last = min_of<I>(atoms, static_cast<I>(w0 + window));
@@ -100,6 +100,25 @@ class MultiPhase {
   }
 
  private:
+  // offsets_[k] = tile_begin(t0 + k) for k in [0, count]: each thread issues a batch of loads
+  // before it stores any, so a chunk's offsets cost one round trip, not one per entry.
+  APIARY_HD void load_offsets(I t0, I count, unsigned rank, unsigned size) {
+    constexpr int batch = 4;
+    for (I base = static_cast<I>(rank); base <= count; base += static_cast<I>(batch * size)) {
+      I v[batch] = {};
+#pragma unroll
+      for (int j = 0; j < batch; ++j) {
+        const I k = base + static_cast<I>(j * size);
+        if (k <= count) v[j] = layout_.tile_begin(t0 + k);
+      }
+#pragma unroll
+      for (int j = 0; j < batch; ++j) {
+        const I k = base + static_cast<I>(j * size);
+        if (k <= count) offsets_[k] = v[j];
+      }
+    }
+  }
+
   Procs& procs_;
   const Layout& layout_;
   ScheduleParams<I> params_;

@@ -10,6 +10,9 @@
 //   atomic - other threads hold other atoms of the tile: combine atomically (the consumer
 //            initialises the output first; schedules whose runs can be atomic say so through
 //            `may_split`).
+// `edges` (runs of emit_contiguous only; 0 elsewhere) tells an atomic run's consumer where it
+// lies in its tile without reading the tile's bounds again: whether it begins at the tile's
+// first atom and whether it reaches the tile's end.
 #pragma once
 
 #include <apiary/balance/config.hpp>
@@ -28,6 +31,13 @@ struct Run {
   I stride;
   Combine combine;
   unsigned group_size;  // for Combine::group
+  std::uint8_t edges = 0;  // RunEdge bits, when known
+
+  APIARY_HD bool edges_known() const { return (edges & known_edges) != 0; }
+  APIARY_HD bool begins_tile() const { return (edges & begins_tile_edge) != 0; }
+  APIARY_HD bool ends_tile() const { return (edges & ends_tile_edge) != 0; }
+
+  static constexpr std::uint8_t known_edges = 1, begins_tile_edge = 2, ends_tile_edge = 4;
 };
 
 // Runs for the contiguous atom range [first, last) that starts in tile `tile`: emits one
@@ -40,8 +50,10 @@ APIARY_HD void emit_contiguous(I tile, I first, I last, I num_tiles, OffsetsAt&&
     const I begin = offsets_at(tile), end = offsets_at(tile + 1);
     const I stop = end < last ? end : last;
     if (stop > first) {
-      const bool whole = first == begin && stop == end;
-      sink(Run<I>{tile, first, stop, I{1}, whole ? Combine::store : Combine::atomic, 1u});
+      const bool begins = first == begin, ends = stop == end;
+      const auto edges = static_cast<std::uint8_t>(Run<I>::known_edges | (begins ? Run<I>::begins_tile_edge : 0) |
+                                                   (ends ? Run<I>::ends_tile_edge : 0));
+      sink(Run<I>{tile, first, stop, I{1}, begins && ends ? Combine::store : Combine::atomic, 1u, edges});
     }
     first = stop > first ? stop : first;
     ++tile;
