@@ -66,20 +66,28 @@ def rule_seed(s):
 
 FITTED = {"cv_irregular": 0.5, "nnz_multi_phase": 1e5, "nnz_large": 1e7, "mean_warp": 32.0, "mean_virtual_warp": 8.0}
 BANDED_SPREAD = 0.1  # column spread below this: banded (x read with locality)
+MEAN_WARP_SCATTERED = 16.0  # even rows this long with scattered columns: a warp per row (below nnz_large)
 # The former fp64-only rule (4b022cf .. 9e8b201), kept to evaluate against: where the shape
 # rules say multi-phase on >= nnz_large non-zeros, dynamic virtual warps unless max row > this
 # x mean. It stopped paying once fp64 multi-phase dropped its warp-edge atomics.
 MAX_OVER_MEAN_DOUBLE_LARGE = 2000.0
 
 
-def make_fitted(cv_irregular, nnz_multi_phase, nnz_large, mean_warp, mean_virtual_warp):
+def make_fitted(cv_irregular, nnz_multi_phase, nnz_large, mean_warp, mean_virtual_warp, scattered_rules=True):
     def by_shape(s):
         if s["cv"] > cv_irregular:  # skewed: balance by non-zeros once there is enough work
             return "multi_phase" if s["nnz"] >= nnz_multi_phase else "warp_mapped"
         if s["mean"] >= mean_warp:  # long, even rows: a warp per row
             return "warp_mapped"
+        scattered = s["spread"] >= BANDED_SPREAD
         if s["mean"] >= mean_virtual_warp:  # medium rows: multi-phase when large and scattered, else 4 lanes
-            return "multi_phase" if s["nnz"] >= nnz_large and s["spread"] >= BANDED_SPREAD else "virtual_warp"
+            if s["nnz"] >= nnz_large:
+                return "multi_phase" if scattered else "virtual_warp"
+            if scattered_rules and scattered and s["mean"] >= MEAN_WARP_SCATTERED:
+                return "warp_mapped"
+            return "virtual_warp"
+        if scattered_rules and scattered and s["nnz"] >= nnz_large:  # short rows, scattered: 4 lanes
+            return "virtual_warp"
         return "thread_mapped"  # short, even rows: a thread per row
     return by_shape
 
@@ -95,6 +103,8 @@ def make_precision_aware(shape_rule, nnz_large, max_over_mean):
 
 
 RULES = {"seed": rule_seed, "fitted": make_fitted(**FITTED),
+         # before the two scattered-column rules (674c3e6 and earlier)
+         "shape_only": make_fitted(**FITTED, scattered_rules=False),
          "fp64_dvw": make_precision_aware(make_fitted(**FITTED), FITTED["nnz_large"], MAX_OVER_MEAN_DOUBLE_LARGE)}
 
 

@@ -74,8 +74,9 @@ class SpmvPlan {
 //  - skewed rows (std / mean > 0.5): multi-phase from 10^5 non-zeros, warp-mapped below;
 //  - even rows, mean >= 32: warp-mapped;
 //  - even rows, 8 <= mean < 32: virtual warps of 4 lanes; multi-phase from 10^7 non-zeros
-//    unless the columns are banded (RowStats::column_spread < 0.1);
-//  - even rows, mean < 8: thread-mapped.
+//    unless the columns are banded (RowStats::column_spread < 0.1); warp-mapped below 10^7
+//    when mean >= 16 and the columns are scattered;
+//  - even rows, mean < 8: thread-mapped; virtual warps from 10^7 non-zeros with scattered columns.
 // The same for fp32 and fp64 (an fp64-only rule was dropped when multi-phase stopped using
 // fp64 atomics at warp edges: docs/spmv.md).
 ScheduleKind select_schedule(const sparse::RowStats& stats);

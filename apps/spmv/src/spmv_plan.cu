@@ -160,9 +160,13 @@ constexpr double kCvIrregular = 0.5;          // std / mean above this: skewed
 constexpr std::int64_t kNnzMultiPhase = 100'000;  // skewed and at least this many non-zeros: multi-phase
 constexpr std::int64_t kNnzLarge = 10'000'000;    // even, medium rows, at least this many: multi-phase
 constexpr double kMeanWarp = 32;              // even rows at least this long: a warp per row
+constexpr double kMeanWarpScattered = 16;     // ... or this long when their columns are scattered
 constexpr double kMeanVirtualWarp = 8;        // even rows at least this long: 4 lanes per row
 // Rows reaching less than this fraction of the columns read x with locality (banded, e.g. an
-// unpermuted Laplacian): there 4 lanes per row beat multi-phase at any size.
+// unpermuted Laplacian): there 4 lanes per row beat multi-phase at any size. With scattered
+// columns every non-zero's gather of x is its own memory transaction, so the choice leans to
+// more lanes per row, whose loads of the row itself are coalesced: a warp from 16 non-zeros
+// per row (below 1e7), 4 lanes instead of one for short rows (from 1e7).
 constexpr double kBandedSpread = 0.1;
 
 struct Choice {
@@ -176,12 +180,19 @@ Choice choose(const sparse::RowStats& s) {
     return s.nnz >= kNnzMultiPhase ? Choice{ScheduleKind::multi_phase, "skewed (cv > 0.5), nnz >= 1e5"}
                                    : Choice{ScheduleKind::warp_mapped, "skewed (cv > 0.5), nnz < 1e5"};
   if (s.mean >= kMeanWarp) return {ScheduleKind::warp_mapped, "even (cv <= 0.5), long rows (mean >= 32)"};
+  const bool scattered = s.column_spread >= kBandedSpread;
   if (s.mean >= kMeanVirtualWarp) {
-    if (s.nnz < kNnzLarge) return {ScheduleKind::virtual_warp, "even (cv <= 0.5), mean in [8, 32), nnz < 1e7"};
-    if (s.column_spread < kBandedSpread)
+    if (s.nnz < kNnzLarge) {
+      if (scattered && s.mean >= kMeanWarpScattered)
+        return {ScheduleKind::warp_mapped, "even (cv <= 0.5), mean in [16, 32), nnz < 1e7, scattered columns"};
+      return {ScheduleKind::virtual_warp, "even (cv <= 0.5), mean in [8, 32), nnz < 1e7"};
+    }
+    if (!scattered)
       return {ScheduleKind::virtual_warp, "even (cv <= 0.5), mean in [8, 32), nnz >= 1e7, banded (column spread < 0.1)"};
     return {ScheduleKind::multi_phase, "even (cv <= 0.5), mean in [8, 32), nnz >= 1e7, scattered columns"};
   }
+  if (s.nnz >= kNnzLarge && scattered)
+    return {ScheduleKind::virtual_warp, "even (cv <= 0.5), short rows (mean < 8), nnz >= 1e7, scattered columns"};
   return {ScheduleKind::thread_mapped, "even (cv <= 0.5), short rows (mean < 8)"};
 }
 

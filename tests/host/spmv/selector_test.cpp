@@ -24,7 +24,7 @@ apiary::sparse::RowStats shape(std::int64_t rows, double mean, double stddev, st
 
 TEST_CASE("selector: the shape rules", "[spmv][selector]") {
   CHECK(select_schedule(shape(1'000'000, 5, 0.1, 6)) == ScheduleKind::thread_mapped);
-  CHECK(select_schedule(shape(100'000, 16, 1, 20)) == ScheduleKind::virtual_warp);
+  CHECK(select_schedule(shape(100'000, 12, 1, 20)) == ScheduleKind::virtual_warp);
   CHECK(select_schedule(shape(100'000, 50, 5, 70)) == ScheduleKind::warp_mapped);
   CHECK(select_schedule(shape(1'000'000, 5, 6, 800)) == ScheduleKind::multi_phase);  // skewed
   CHECK(select_schedule(shape(5'000, 5, 6, 800)) == ScheduleKind::warp_mapped);      // skewed, small
@@ -32,7 +32,7 @@ TEST_CASE("selector: the shape rules", "[spmv][selector]") {
 
 TEST_CASE("selector: from 1e7 non-zeros, medium even rows go to multi-phase unless banded", "[spmv][selector]") {
   const auto even_large = shape(5'000'000, 16, 0.5, 16);        // 8e7 non-zeros (regular16_5m-like)
-  const auto even_medium = shape(500'000, 16, 0.5, 16);         // 8e6: below the bound
+  const auto even_medium = shape(500'000, 12, 0.5, 12);         // 6e6: below the bound
   const auto skewed_large = shape(3'800'000, 4.8, 5.4, 770);    // cit_patents-like
   const auto huge_row = shape(5'500'000, 9.6, 620, 1'150'000);  // circuit5M-like: max/mean 120,000
   CHECK(select_schedule(even_large) == ScheduleKind::multi_phase);
@@ -45,4 +45,21 @@ TEST_CASE("selector: from 1e7 non-zeros, medium even rows go to multi-phase unle
   CHECK_THAT(selection_reason(banded_large), Catch::Contains("banded"));
   CHECK_THAT(selection_reason(even_large), Catch::Contains("nnz >= 1e7"));
   CHECK_THAT(selection_reason(even_medium), Catch::Contains("nnz < 1e7"));
+}
+
+TEST_CASE("selector: scattered columns lean to more lanes per row", "[spmv][selector]") {
+  auto banded = [](apiary::sparse::RowStats s) {
+    s.column_spread = 0.05;
+    return s;
+  };
+  const auto medium = shape(20'000, 27, 3.6, 43);            // A5-like: 5.4e5 non-zeros, scattered
+  const auto short_large = shape(3'375'000, 7, 0.2, 7);      // lap3d_7pt_150_perm-like: 2.3e7
+  CHECK(select_schedule(medium) == ScheduleKind::warp_mapped);
+  CHECK_THAT(selection_reason(medium), Catch::Contains("scattered"));
+  CHECK(select_schedule(banded(medium)) == ScheduleKind::virtual_warp);  // lap3d_27pt_40-like
+  CHECK(select_schedule(shape(20'000, 15, 2.6, 28)) == ScheduleKind::virtual_warp);  // mean < 16
+  CHECK(select_schedule(short_large) == ScheduleKind::virtual_warp);
+  CHECK_THAT(selection_reason(short_large), Catch::Contains("short rows (mean < 8), nnz >= 1e7, scattered"));
+  CHECK(select_schedule(banded(short_large)) == ScheduleKind::thread_mapped);  // lap2d_5pt_3000-like
+  CHECK(select_schedule(shape(300'000, 7, 0.2, 7)) == ScheduleKind::thread_mapped);  // below 1e7
 }
