@@ -16,11 +16,11 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_common import fmt, load_jsonl  # noqa: E402
 
-TASK_VERSIONS = ["stages_phases", "stages_deps", "checkpoints", "autonomous"]
+TASK_VERSIONS = ["stages_phases", "stages_deps", "checkpoints", "autonomous", "stages_inline"]
 BASELINES = ["kbk", "graph", "cusparse"]
 SHORT = {"megakernel": "MK", "timesliced": "TSK", "device_controller": "PDC",
          "device_controller_wave": "PDC-wave", "stages_phases": "stages (p)", "stages_deps": "stages (id)",
-         "checkpoints": "cp (id)", "autonomous": "aut (id)"}
+         "checkpoints": "cp (id)", "autonomous": "aut (id)", "stages_inline": "stages (inl)"}
 
 
 def collect(records, precision, check_every):

@@ -127,6 +127,7 @@ const char* to_string(Version v) {
     case Version::stages_deps: return "stages_deps";
     case Version::checkpoints: return "checkpoints";
     case Version::autonomous: return "autonomous";
+    case Version::stages_inline: return "stages_inline";
   }
   return "?";
 }
@@ -135,7 +136,8 @@ Version parse_version(std::string_view s) {
   for (Version v : all_versions)
     if (s == to_string(v)) return v;
   throw InputError("--version", "unknown version '" + std::string(s) +
-                                    "' (kbk, graph, cusparse, stages_phases, stages_deps, checkpoints, autonomous; "
+                                    "' (kbk, graph, cusparse, stages_phases, stages_deps, checkpoints, autonomous, "
+                                    "stages_inline; "
                                     "or all, baselines, tasks)");
 }
 
@@ -357,6 +359,7 @@ void GpuJacobi<T>::run(Version v) {
     case Version::stages_deps: report_ = tasks().run(TaskVersion::stages_deps, scheduler_); break;
     case Version::checkpoints: report_ = tasks().run(TaskVersion::checkpoints, scheduler_); break;
     case Version::autonomous: report_ = tasks().run(TaskVersion::autonomous, scheduler_); break;
+    case Version::stages_inline: report_ = tasks().run(TaskVersion::stages_inline, scheduler_); break;
   }
 }
 

@@ -31,11 +31,11 @@ namespace apiary::jacobi {
 
 // The baselines, then the apiary task graphs of thesis 7.4 (task_graph.cuh), which run under
 // any scheduler (GpuJacobi::set_scheduler).
-enum class Version { kbk, graph, cusparse, stages_phases, stages_deps, checkpoints, autonomous };
-inline constexpr std::array<Version, 7> all_versions{Version::kbk,           Version::graph,
+enum class Version { kbk, graph, cusparse, stages_phases, stages_deps, checkpoints, autonomous, stages_inline };
+inline constexpr std::array<Version, 8> all_versions{Version::kbk,           Version::graph,
                                                      Version::cusparse,      Version::stages_phases,
                                                      Version::stages_deps,   Version::checkpoints,
-                                                     Version::autonomous};
+                                                     Version::autonomous,    Version::stages_inline};
 inline bool is_task_version(Version v) { return v >= Version::stages_phases; }
 const char* to_string(Version v);
 Version parse_version(std::string_view s);  // InputError for unknown names

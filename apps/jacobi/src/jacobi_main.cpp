@@ -1,5 +1,5 @@
 // apiary-jacobi: the Jacobi baselines (kbk, graph, cusparse) and the apiary task-graph versions
-// (stages_phases, stages_deps, checkpoints, autonomous; each under the chosen schedulers) on a
+// (stages_phases, stages_deps, checkpoints, autonomous, stages_inline; each under the chosen schedulers) on a
 // matrix file, a generator spec or a suite, each checked against the CPU reference of the same
 // precision and timed (median of repeats, CUDA events), with the memory-bandwidth roofline per
 // iteration.
@@ -47,7 +47,8 @@ void usage(const char* program) {
       "                           ../shared/data/matrices)\n"
       "  --precision fp32|fp64|both   (default fp64)\n"
       "  --version LIST           comma-separated: kbk, graph, cusparse, stages_phases, stages_deps,\n"
-      "                           checkpoints, autonomous; or all, baselines, tasks (default all)\n"
+      "                           checkpoints, autonomous, stages_inline; or all, baselines, tasks\n"
+      "                           (default all)\n"
       "  --scheduler LIST         schedulers of the task versions, comma-separated: megakernel,\n"
       "                           timesliced, device_controller, device_controller_wave, ... or all\n"
       "                           (default megakernel)\n"

@@ -12,6 +12,12 @@
 //                  each iteration spawns that iteration's Check into the next phase.
 //   stages_deps    phaseless; Check(k) waits on one dependency that each of the T tasks of
 //                  iteration k resolves; it spawns iteration k + 1 and the next Check.
+//   stages_inline  phaseless, no Check task after the seed: each task of iteration k adds its
+//                  ||r||^2 share to a global sum and counts itself in; the last one decides
+//                  and spawns iteration k + 1. The same stage barrier as stages_deps, but the
+//                  check runs in the task that completes the iteration instead of being
+//                  released from the waiting storage and queued (two queue hops per
+//                  iteration become one).
 //   checkpoints    between check iterations every task waits only for its neighbours N(t) of
 //                  the previous iteration (dependency per task, two per task by iteration
 //                  parity) and spawns itself; on check iterations the tasks resolve a
@@ -43,7 +49,7 @@
 
 namespace apiary::jacobi {
 
-enum class TaskMode : int { stages_phases = 0, stages_deps = 1, checkpoints = 2, autonomous = 3 };
+enum class TaskMode : int { stages_phases = 0, stages_deps = 1, checkpoints = 2, autonomous = 3, stages_inline = 4 };
 
 // Everything the tasks read (device memory, through ctx.user_data).
 template <class T>
@@ -310,6 +316,23 @@ __device__ inline int decide(DeviceState* s, int k, double squares, const Params
   return status;
 }
 
+// Thread 0 adds this task's share of ||r||^2 to the global sum of slot s and counts the task
+// in; the task that arrives last takes the sum (resetting the slot) and decides. Returns the
+// decision's status in that task, -1 in the others. The fences order this task's x_{k+1} and
+// share before its arrival, and every arrival before the last task's reads.
+template <class T>
+__device__ inline int arrive_and_decide(const TaskProblem<T>& P, int s, int k, double share) {
+  atomicAdd(&P.global_sum[s], share);
+  __threadfence();
+  if (atomicAdd(&P.arrivals[s], 1u) != static_cast<unsigned>(P.tasks) - 1) return -1;
+  __threadfence();
+  const double squares = __longlong_as_double(atomicExch(reinterpret_cast<unsigned long long*>(&P.global_sum[s]), 0ull));
+  P.arrivals[s] = 0;
+  const int status = decide(P.state, k, squares, P.p);
+  __threadfence();
+  return status;
+}
+
 // Resolves the neighbours' dependencies for iteration k + 1 and spawns (t, k + 1) behind its own.
 template <class T, class Ctx>
 __device__ void continue_with_neighbours(const TaskProblem<T>& P, Worker w, int t, int k, Ctx& ctx) {
@@ -364,6 +387,15 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
         ctx.resolve(ctx.dependency(check_dependency(P.tasks, k, P.mode, P.p)));
       }
       return;
+    case TaskMode::stages_inline: {
+      int* status = &sh.decided;
+      if (w.rank() == 0) *status = arrive_and_decide(P, k & 1, k, total);
+      w.sync();
+      if (*status == 0)  // the last task of iteration k, and the solve goes on: all of k + 1
+        for (int u = static_cast<int>(w.rank()); u < P.tasks; u += static_cast<int>(w.size()))
+          ctx.template spawn<JacobiTask<T>>(JacobiItem{u, k + 1});
+      return;
+    }
     case TaskMode::checkpoints:
       if (check) {
         if (w.rank() == 0) {
@@ -378,21 +410,7 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
         if (check && stopped) return;  // the gated iteration after a stop: the run ends here
         // Thread 0 adds this task's share; the last task of the iteration decides.
         int* decided = &sh.decided;
-        if (check && w.rank() == 0) {
-          const int s = check_ordinal(k, P.p) & 1;
-          atomicAdd(&P.global_sum[s], total);
-          __threadfence();
-          *decided = 0;
-          if (atomicAdd(&P.arrivals[s], 1u) == static_cast<unsigned>(P.tasks) - 1) {
-            __threadfence();
-            const double squares =
-                __longlong_as_double(atomicExch(reinterpret_cast<unsigned long long*>(&P.global_sum[s]), 0ull));
-            P.arrivals[s] = 0;
-            decide(P.state, k, squares, P.p);
-            __threadfence();
-            *decided = 1;
-          }
-        }
+        if (check && w.rank() == 0) *decided = arrive_and_decide(P, check_ordinal(k, P.p) & 1, k, total) >= 0;
         if (check) w.sync();
         // Open the gate of the next check iteration, also after a stop (the tasks end there).
         // (Resolving the gates from this task directly instead measured no faster under the

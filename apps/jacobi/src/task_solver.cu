@@ -19,6 +19,7 @@ TaskMode mode_of(TaskVersion v) {
     case TaskVersion::stages_deps: return TaskMode::stages_deps;
     case TaskVersion::checkpoints: return TaskMode::checkpoints;
     case TaskVersion::autonomous: return TaskMode::autonomous;
+    case TaskVersion::stages_inline: return TaskMode::stages_inline;
   }
   return TaskMode::stages_deps;
 }

@@ -17,7 +17,7 @@ namespace apiary::jacobi {
 
 struct DeviceState;
 
-enum class TaskVersion { stages_phases, stages_deps, checkpoints, autonomous };
+enum class TaskVersion { stages_phases, stages_deps, checkpoints, autonomous, stages_inline };
 
 struct TaskOptions {
   PartitionKind partition = PartitionKind::row_blocks;

@@ -1,5 +1,5 @@
 // GPU test of the Jacobi baselines (kbk, graph, cusparse) and the task-graph versions
-// (stages_phases, stages_deps, checkpoints, autonomous, each under every scheduler) x fp64/fp32
+// (stages_phases, stages_deps, checkpoints, autonomous, stages_inline, each under every scheduler) x fp64/fp32
 // against the CPU reference of the same precision (poisoned iterates first): the real
 // converging matrices (FACTS iteration counts), generated ones (diagonally dominant random,
 // power-law, grouped rows), both task partitions (whole rows; balanced with split rows),
