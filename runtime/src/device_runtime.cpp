@@ -326,17 +326,26 @@ bool DeviceRuntime::wait(cudaEvent_t event) {
   std::uint64_t last_progress = ~0ull;
   auto last_change = Clock::now();
   const auto started = Clock::now();
+  auto last_watch = started;
   auto sleep = std::chrono::microseconds(16);
   for (;;) {
     drain_host_input();
     const cudaError_t status = cudaEventQuery(event);
     if (status == cudaSuccess) return true;
     if (status != cudaErrorNotReady) APIARY_CUDA_CHECK(status);
-    // Short waits (timesliced rounds) spin on the event for the first 200 us: a sleep would
-    // cost more than the round. Long runs then back off to 2 ms polls.
-    if (Clock::now() - started < std::chrono::microseconds(200)) continue;
-    std::this_thread::sleep_for(sleep);
-    sleep = std::min(sleep * 2, std::chrono::microseconds(2000));
+    // The end of a run is seen when this loop next polls, and callers time runs up to it: the
+    // first 100 ms poll with a yield (a timesliced round, a short solve: sleeping here added
+    // up to 2 ms to runs of 0.3-5 ms), longer runs back off to 1 ms sleeps (< 1% of the run).
+    const auto waited = Clock::now() - started;
+    if (waited < std::chrono::milliseconds(100)) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(sleep);
+      sleep = std::min(sleep * 2, std::chrono::microseconds(1000));
+    }
+    // The watchdog reads the device's progress counter at most once a millisecond.
+    if (Clock::now() - last_watch < std::chrono::milliseconds(1)) continue;
+    last_watch = Clock::now();
     APIARY_CUDA_CHECK(cudaMemcpyAsync(&b.pinned[0], &b.state.get()->progress, sizeof(std::uint64_t),
                                       cudaMemcpyDeviceToHost, monitor_));
     APIARY_CUDA_CHECK(cudaStreamSynchronize(monitor_));
