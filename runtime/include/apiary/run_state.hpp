@@ -54,6 +54,8 @@ struct RunState {
   std::uint32_t host_open;                // 1 while the host may still add tasks
   alignas(128) std::uint64_t progress;    // batches finished (watchdog heartbeat)
   alignas(128) ErrorWord error;
+  // Blocks of per-queue worker kernels (timesliced, device controller) now draining each queue.
+  alignas(128) std::uint32_t live_blocks[max_queues];
 };
 
 // The operations on RunState, shared by all schedulers and by the CPU stress tests.

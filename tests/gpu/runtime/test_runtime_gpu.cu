@@ -522,6 +522,58 @@ TEST_CASE("a continuation runs in the block that spawned it; results equal those
   }
 }
 
+// ---- a wave spawned into the running queue late in a round ----------------------------
+
+struct WaveJob {
+  std::uint32_t* arrived;  // first-wave tasks finished
+  std::uint32_t* ran;      // per second-wave task: times it ran
+  std::uint32_t first_wave, second_wave, level, index;
+};
+struct Wave {
+  using Item = WaveJob;
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = sizeof(std::uint32_t);
+  static constexpr const char* name = "Wave";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& it, Ctx& ctx) const {
+    if (it.level == 1) {
+      if (w.rank() == 0) atomicAdd(&it.ran[it.index], 1u);
+      return;
+    }
+    // The last task of the first wave spawns the whole second wave into this queue.
+    std::uint32_t* last = w.shared<std::uint32_t>();
+    if (w.rank() == 0) *last = atomicAdd(it.arrived, 1u) == it.first_wave - 1;
+    w.sync();
+    if (*last)
+      for (std::uint32_t i = w.rank(); i < it.second_wave; i += w.size())
+        ctx.template spawn<Wave>(WaveJob{it.arrived, it.ran, it.first_wave, it.second_wave, 1, i});
+  }
+};
+using WaveGraph = PhaseQueue<Phaseless<Wave>>;
+
+TEST_CASE("a wave spawned into the running queue after most blocks left gets a launch of its own",
+          "[gpu][timesliced][device_controller]") {
+  const Scheduler scheduler = each_scheduler();
+  const std::uint32_t first = 256, second = 20000;
+  DeviceBuffer<std::uint32_t> arrived(1), ran(second);
+  upload(arrived, std::vector<std::uint32_t>{0});
+  upload(ran, std::vector<std::uint32_t>(second, 0));
+  Config config;
+  config.queue_capacities["Wave"] = first + second;
+  Runtime<WaveGraph> rt{config};
+  std::vector<WaveJob> seeds(first);
+  for (std::uint32_t i = 0; i < first; ++i) seeds[i] = WaveJob{arrived.get(), ran.get(), first, second, 0, i};
+  rt.seed<Wave>(seeds);
+  const Report report = rt.run(scheduler);
+  INFO(report.format());
+  REQUIRE(report.ok());
+  REQUIRE(report.executed("Wave") == first + second);
+  REQUIRE(download(ran) == std::vector<std::uint32_t>(second, 1));
+  // Timesliced: the block of the last first-wave task leaves the second wave to a round sized
+  // for it instead of draining it alone (the kernel of the first wave had many blocks).
+  if (scheduler == Scheduler::timesliced) REQUIRE(report.launches >= 2);
+}
+
 TEST_CASE("a task handed off when the run stops is left in its queue, not lost", "[gpu][handoff][stop]") {
   const Scheduler scheduler = each_scheduler();
   const std::uint32_t links = 1000, stop_at = 500;

@@ -61,14 +61,27 @@ APIARY_HD inline bool round_launches(const PhaseTableView& table, std::uint32_t 
 
 namespace detail {
 
-// Thread 0: the next batch of this kernel's queue; stop when the queue is drained.
-__device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q) {
+// True when a block that already ran a batch should leave the rest of queue q to a launch sized
+// for it: most of this kernel's blocks are gone and the queue holds more than the blocks still
+// draining it take in one batch each. Without it a wave spawned into the running queue late in
+// a round (the last task of a stage spawning the next stage) runs on the one or two blocks left.
+__device__ inline bool leave_to_next_launch(const BlockLayout& layout, std::uint32_t q, std::int64_t available,
+                                            std::uint32_t live) {
+  const std::uint64_t per_block = std::uint64_t(layout.slots[q]) * layout.max_rounds;
+  return std::uint64_t(live) * 4 <= gridDim.x && available > 0 && std::uint64_t(available) > live * per_block;
+}
+
+// Thread 0: the next batch of this kernel's queue; stop when the queue is drained (or, after
+// this block's first batch, when leave_to_next_launch says so).
+__device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q,
+                                              bool ran_before) {
   Batch batch;
   const PhaseController pc = g.controller();
-  // Loaded before the run's words, so that both arrive in one memory round trip.
+  // Loaded before the run's words, so that all arrive in one memory round trip.
   const std::int64_t available = g.queues[q].available_hint();
+  const std::uint32_t live = load_relaxed(g.state->live_blocks[q]);
   const PhaseController::Look look = pc.look();
-  if (!look.running) {
+  if (!look.running || (ran_before && leave_to_next_launch(layout, q, available, live))) {
     batch.stop = true;
     return batch;
   }
@@ -90,21 +103,26 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
   extern __shared__ __align__(16) std::byte smem[];
   __shared__ Batch batch;
   __shared__ BlockHandoff<Graph> handoff;
+  bool ran_before = false;  // thread 0's
   if (threadIdx.x == 0) {
     handoff.reset();
     // Only tasks of this kernel's own queue can be handed off: the block runs no other type.
     handoff.accept = layout.handoff ? std::uint64_t(1) << q : 0;
+    DeviceAtomic<std::uint32_t>(g.state->live_blocks[q]).fetch_add(1, mo::relaxed);
   }
   __syncthreads();
   for (;;) {
     if (threadIdx.x == 0) {
-      if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch)) batch = next_timesliced_batch(g, layout, q);
+      if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch))
+        batch = next_timesliced_batch(g, layout, q, ran_before);
       if (!batch.stop) prepare_worker_barriers(g, layout, batch, smem);
+      ran_before = true;
     }
     __syncthreads();
     if (batch.stop) break;
     execute_batch<Graph>(g, layout, batch, handoff, smem);
   }
+  if (threadIdx.x == 0) DeviceAtomic<std::uint32_t>(g.state->live_blocks[q]).fetch_sub(1, mo::relaxed);
 }
 
 template <class Graph>
