@@ -135,10 +135,10 @@ const char* to_string(Version v) {
 Version parse_version(std::string_view s) {
   for (Version v : all_versions)
     if (s == to_string(v)) return v;
-  throw InputError("--version", "unknown version '" + std::string(s) +
-                                    "' (kbk, graph, cusparse, stages_phases, stages_deps, checkpoints, autonomous, "
-                                    "stages_inline; "
-                                    "or all, baselines, tasks)");
+  std::string names;  // from all_versions, so that a new version cannot be left out
+  for (Version v : all_versions) names += std::string(to_string(v)) + ", ";
+  throw InputError("--version", "unknown version '" + std::string(s) + "' (" + names.substr(0, names.size() - 2) +
+                                    "; or all, baselines, tasks)");
 }
 
 std::vector<Version> parse_versions(std::string_view list) {

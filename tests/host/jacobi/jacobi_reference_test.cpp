@@ -220,6 +220,7 @@ TEST_CASE("version lists: names, groups and errors", "[jacobi]") {
   CHECK(two[1] == Version::autonomous);
   for (Version v : apiary::jacobi::all_versions) CHECK(apiary::jacobi::parse_version(apiary::jacobi::to_string(v)) == v);
   CHECK_THROWS_WITH(apiary::jacobi::parse_versions("graph,fast"), Catch::Contains("unknown version 'fast'"));
+  CHECK_THROWS_WITH(apiary::jacobi::parse_versions("fast"), Catch::Contains("(kbk, graph,") && Catch::Contains("stages_inline; or all"));
   CHECK_THROWS_WITH(apiary::jacobi::parse_partition("rows"), Catch::Contains("row_blocks, balanced"));
   CHECK(apiary::jacobi::parse_partition("balanced") == apiary::jacobi::PartitionKind::balanced);
 }
