@@ -201,6 +201,7 @@ int run_version(const Options& o, const Context& ctx, const spmv::MatrixSource& 
         rec["metrics"]["runtime_ms"] = rep.wall_ms;
         rec["metrics"]["rounds"] = rep.rounds;
         rec["metrics"]["phase_changes"] = rep.phase_changes;
+        rec["metrics"]["launch"] = rep.launch;  // the scheduler's grid (megakernel blocks follow the tasks)
       }
       json->write(rec);
     }

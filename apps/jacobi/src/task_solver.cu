@@ -36,20 +36,37 @@ Config task_config(int tasks, const TaskOptions& o) {
   return c;
 }
 
-// Worker slots of the whole GPU for Jacobi tasks (resident threads / worker size).
-long long worker_slots() {
-  int device = 0, sms = 0, threads = 0;
-  APIARY_CUDA_CHECK(cudaGetDevice(&device));
-  APIARY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  APIARY_CUDA_CHECK(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  return static_cast<long long>(sms) * (threads / JacobiTask<double>::threads);
+// Jacobi workers the megakernel runs at once (its kernel's occupancy, with --blocks-per-sm):
+// the automatic task size makes a large matrix exactly one wave of tasks. (Sizing by the
+// device's thread limit instead, 16 workers per SM where the fp64 megakernel's 92 registers
+// leave room for 4, gave 4 waves per iteration with a ragged last one: lap2d_1000_perm
+// 94 ms per 1000 iterations, one wave of 417 larger tasks 76 ms; H200.)
+template <class T>
+long long worker_slots(const TaskOptions& o) {
+  using Rt = Runtime<DependencyJacobiGraph<T>>;
+  return static_cast<long long>(Rt::template resident_workers<JacobiTask<T>>(task_config(1, o), Scheduler::megakernel));
 }
 
 template <class V>
-int auto_task_nnz(const V& a, int requested) {
+int auto_task_nnz(const V& a, int requested, long long slots) {
   if (requested > 0) return requested;
-  const long long slots = worker_slots();
   return static_cast<int>(std::max<long long>(512, (static_cast<long long>(a.nnz) + slots - 1) / slots));
+}
+
+// Megakernel blocks per SM for `tasks` Jacobi tasks: no more than their workers need (fewer
+// idle blocks polling the queues make each iteration's hop faster: lap2D_5pt_n100 stages (inl)
+// 215.5 -> 200.0 ms with 1 block per SM instead of 2, A4 needs its 2), unless --blocks-per-sm
+// chose.
+template <class Graph, class T>
+Config with_megakernel_blocks(Config c, int tasks, const TaskOptions& o) {
+  if (o.blocks_per_sm != 0) return c;
+  const ResidentBlocks plan = Runtime<Graph>::resident_blocks(c, Scheduler::megakernel);
+  const std::uint64_t workers = Runtime<Graph>::template resident_workers<JacobiTask<T>>(c, Scheduler::megakernel);
+  const std::uint64_t per_block = std::max<std::uint64_t>(workers / plan.blocks(), 1);  // Jacobi workers per block
+  const std::uint64_t blocks = (static_cast<std::uint64_t>(tasks) + per_block - 1) / per_block;
+  const std::uint64_t per_sm = std::max<std::uint64_t>((blocks + plan.sm_count - 1) / plan.sm_count, 1);
+  if (per_sm < plan.per_sm) c.megakernel.blocks_per_sm = static_cast<std::uint32_t>(per_sm);
+  return c;
 }
 
 }  // namespace
@@ -70,7 +87,7 @@ struct TaskJacobi<T>::Impl {
   std::unique_ptr<Runtime<DependencyJacobiGraph<T>>> dependencies;
 
   Impl(const TaskInputs<T>& inputs, const Params& params, const TaskOptions& o)
-      : in(inputs), p(params), options(o), part(build_partition(inputs.a, o.partition, auto_task_nnz(inputs.a, o.task_nnz))),
+      : in(inputs), p(params), options(o), part(build_partition(inputs.a, o.partition, auto_task_nnz(inputs.a, o.task_nnz, worker_slots<T>(o)))),
         split_sum(part.split_rows ? 2 * static_cast<std::size_t>(in.a.rows) : 1),
         partial(static_cast<std::size_t>(part.tasks)), global_sum(2),
         split_arrivals(part.split_rows ? 2 * static_cast<std::size_t>(in.a.rows) : 1), arrivals(2), problem(1) {}
@@ -127,7 +144,7 @@ struct TaskJacobi<T>::Impl {
 
   template <class Graph>
   Report run_on(std::unique_ptr<Runtime<Graph>>& rt, Scheduler s) {
-    if (!rt) rt = std::make_unique<Runtime<Graph>>(task_config(part.tasks, options));
+    if (!rt) rt = std::make_unique<Runtime<Graph>>(with_megakernel_blocks<Graph, T>(task_config(part.tasks, options), part.tasks, options));
     rt->set_user_data(problem.data());
     rt->template seed<CheckTask<T>>(std::vector<CheckItem>{CheckItem{-1}});
     return rt->run(s);

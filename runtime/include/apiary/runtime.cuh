@@ -102,6 +102,37 @@ class Runtime {
     return impl_.finish_run();
   }
 
+  // How many workers of task type T `scheduler` runs at once with `config` on its device: its
+  // kernel's resident blocks times T's worker slots per block. One full wave of T: work split
+  // into this many tasks (or a multiple) leaves no worker idle in the last wave. Needs no
+  // Runtime (and no queue capacities), so the work can be sized before the Config is final.
+  template <class T>
+  static std::uint64_t resident_workers(const Config& config, Scheduler scheduler)
+    requires Traits::declared
+  {
+    constexpr std::uint32_t q = Traits::template queue_of<T>;
+    static_assert(q != ~0u, "apiary: resident_workers<T>: T is not a task type of this graph");
+    return resident_blocks(config, scheduler).workers(q);
+  }
+  static ResidentBlocks resident_blocks(const Config& config, Scheduler scheduler)
+    requires Traits::declared
+  {
+    return resident_blocks(declared_table(config), config, scheduler);
+  }
+
+  // The blocks `scheduler` runs this graph's tasks in (layout and occupancy) on the configured device.
+  static ResidentBlocks resident_blocks(const PhaseTable& table, const Config& config, Scheduler scheduler) {
+    const DeviceInfo device = query_device(config.device);
+    APIARY_CUDA_CHECK(cudaSetDevice(device.ordinal));
+    switch (scheduler) {
+      case Scheduler::megakernel: return plan_megakernel<Graph>(table, config, device);
+      case Scheduler::timesliced: return plan_timesliced<Graph>(table, config, device);
+      case Scheduler::device_controller:
+      case Scheduler::device_controller_wave: return plan_device_controller<Graph>(table, config, device);
+      default: throw InputError("scheduler", std::string(to_string(scheduler)) + " is not part of this build yet");
+    }
+  }
+
   // The trace of the last run (when Config::trace is set).
   const Trace& trace() const { return impl_.trace(); }
   const PhaseTable& table() const { return impl_.table(); }

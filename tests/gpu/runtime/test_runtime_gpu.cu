@@ -148,6 +148,38 @@ TEST_CASE("every worker size gets a correct barrier, rank space and shared memor
   REQUIRE(download(out) == want);
 }
 
+TEST_CASE("resident_workers is one full wave: the grid the scheduler launches times the task's worker slots",
+          "[gpu][launch]") {
+  const Scheduler scheduler = each_scheduler();
+  const std::uint32_t cap = GENERATE(0u, 1u);  // megakernel.blocks_per_sm: automatic, or one block per SM
+  Config config;
+  config.megakernel.blocks_per_sm = cap;
+  const ResidentBlocks plan = Runtime<SumGraph>::resident_blocks(config, scheduler);
+  const DeviceInfo device = query_device(config.device);
+  REQUIRE(plan.sm_count == device.sm_count);
+  REQUIRE(plan.per_sm >= 1);
+  if (cap != 0 && scheduler == Scheduler::megakernel) REQUIRE(plan.per_sm == cap);
+  // SumGraph's widest worker has 1024 threads, so a block has 1024 threads: one Sum1024
+  // worker, four Sum256 workers, 32 warp-sized ones.
+  REQUIRE(plan.layout.block_threads == 1024);
+  REQUIRE(Runtime<SumGraph>::resident_workers<SumTask<1024>>(config, scheduler) == plan.blocks());
+  REQUIRE(Runtime<SumGraph>::resident_workers<SumTask<256>>(config, scheduler) == 4ull * plan.blocks());
+  REQUIRE(Runtime<SumGraph>::resident_workers<SumTask<32>>(config, scheduler) == 32ull * plan.blocks());
+
+  // The run launches exactly that grid (the largest grid, for the per-queue kernels).
+  const std::uint64_t wave = Runtime<SumGraph>::resident_workers<SumTask<256>>(config, scheduler);
+  DeviceBuffer<std::uint32_t> out(wave);
+  std::vector<std::uint32_t> want(wave);
+  std::mt19937 rng(Catch::rngSeed());
+  Runtime<SumGraph> rt{config};
+  seed_sums<256>(rt, out.get(), 0, static_cast<std::uint32_t>(wave), want, rng);
+  const Report report = rt.run(scheduler);
+  INFO(report.format());
+  REQUIRE(report.ok());
+  REQUIRE(download(out) == want);
+  REQUIRE(report.launch.find(": " + std::to_string(plan.blocks()) + " blocks x 1024 threads") != std::string::npos);
+}
+
 // ---- cyclic phases -------------------------------------------------------------------
 
 struct CounterJob {

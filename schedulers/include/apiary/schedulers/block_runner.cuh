@@ -6,7 +6,9 @@
 
 #include <apiary/config.hpp>
 #include <apiary/context.cuh>
+#include <apiary/cuda_check.hpp>
 #include <apiary/device_graph.hpp>
+#include <apiary/device_runtime.hpp>
 #include <apiary/error.hpp>
 #include <apiary/graph.hpp>
 #include <apiary/handoff.hpp>
@@ -172,6 +174,43 @@ inline BlockLayout plan_blocks(const PhaseTable& table, const Config& config, bo
       layout.trace_slot_bytes + std::uint32_t(WorkerShape::max_block_barriers * sizeof(Worker::BlockBarrier));
   dynamic_shared = layout.task_shared_offset + task_shared;
   return layout;
+}
+
+// A scheduler kernel's block layout and how many of its blocks the device holds at once.
+struct ResidentBlocks {
+  BlockLayout layout;
+  std::uint32_t shared = 0;    // dynamic shared memory per block
+  std::uint32_t per_sm = 0;    // resident blocks per SM (occupancy, or a configured cap)
+  std::uint32_t sm_count = 0;
+  std::uint32_t blocks() const { return per_sm * sm_count; }
+  // Workers of queue q running at once: one full wave of q's task type.
+  std::uint64_t workers(std::uint32_t q) const { return std::uint64_t(blocks()) * layout.slots[q]; }
+};
+
+// Host: the layout of `kernel`'s blocks and their occupancy (the kernel's registers decide it
+// as much as the layout: a graph's heaviest task type sets the register count of the whole
+// scheduler kernel). Refuses, before any run, blocks that cannot run on the device; `scheduler`
+// names the scheduler in the error.
+template <class KernelPointer>
+ResidentBlocks plan_resident_blocks(KernelPointer kernel, const PhaseTable& table, const Config& config,
+                                    const DeviceInfo& device, const char* scheduler) {
+  ResidentBlocks plan;
+  plan.layout = plan_blocks(table, config, config.trace, plan.shared);
+  plan.sm_count = device.sm_count;
+  if (plan.shared > device.max_shared_per_block)
+    throw InputError(scheduler, "a block needs " + std::to_string(plan.shared) +
+                                    " bytes of shared memory (worker slots x shared_bytes), more than the device's " +
+                                    std::to_string(device.max_shared_per_block) +
+                                    "; lower shared_bytes or megakernel.block_threads");
+  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(plan.shared)));
+  int per_sm = 0;
+  APIARY_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(plan.layout.block_threads), plan.shared));
+  if (per_sm == 0)
+    throw InputError(scheduler, "no block of " + std::to_string(plan.layout.block_threads) +
+                                    " threads fits on an SM (registers or shared memory); lower megakernel.block_threads");
+  plan.per_sm = std::uint32_t(per_sm);
+  return plan;
 }
 
 

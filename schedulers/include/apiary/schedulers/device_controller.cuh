@@ -249,6 +249,19 @@ inline std::uint32_t pdc_max_warps(const DeviceInfo& device, double factor, std:
   return std::max<std::uint32_t>(warps_per_block, static_cast<std::uint32_t>(warps));
 }
 
+// The worker kernel's blocks (layout, resident blocks). Refuses blocks that cannot run, and
+// targets built without relocatable device code.
+template <class Graph>
+ResidentBlocks plan_device_controller([[maybe_unused]] const PhaseTable& table, [[maybe_unused]] const Config& config,
+                                      [[maybe_unused]] const DeviceInfo& device,
+                                      [[maybe_unused]] const char* scheduler = "device_controller") {
+#if !defined(__CUDACC_RDC__)
+  throw InputError("scheduler", detail::pdc_needs_rdc);
+#else
+  return plan_resident_blocks(detail::pdc_worker<Graph>, table, config, device, scheduler);
+#endif
+}
+
 // Runs the seeded graph with the device controller until it finishes, stops or fails.
 template <class Graph>
 void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unused]] PdcMode mode) {
@@ -258,24 +271,14 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   const Config& config = runtime.config();
   const PhaseTable& table = runtime.table();
   const char* name = mode == PdcMode::spin ? "device_controller" : "device_controller_wave";
-  std::uint32_t shared = 0;
+  const ResidentBlocks plan = plan_device_controller<Graph>(table, config, runtime.device(), name);
+  const std::uint32_t shared = plan.shared;
   PdcParams params{};
-  params.layout = plan_blocks(table, config, config.trace, shared);
-  const auto worker = detail::pdc_worker<Graph>;
+  params.layout = plan.layout;
   const DeviceInfo& device = runtime.device();
-  if (shared > device.max_shared_per_block)
-    throw InputError(name, "a worker block needs " + std::to_string(shared) +
-                               " bytes of shared memory, more than the device's " +
-                               std::to_string(device.max_shared_per_block) + "; lower shared_bytes");
-  APIARY_CUDA_CHECK(cudaFuncSetAttribute(worker, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-  int per_sm = 0;
-  APIARY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, worker, int(params.layout.block_threads), shared));
-  if (per_sm == 0)
-    throw InputError(name, "no worker block of " + std::to_string(params.layout.block_threads) +
-                               " threads fits on an SM (registers or shared memory); lower megakernel.block_threads");
   const std::uint32_t controller_threads = (table.num_queues() + 31) / 32 * 32;
   params.shared = shared;
-  params.max_blocks = std::uint32_t(per_sm) * device.sm_count;
+  params.max_blocks = plan.blocks();
   params.warps_per_block = params.layout.block_threads / 32;
   params.max_warps = pdc_max_warps(device, config.device_controller.oversubscription, params.warps_per_block);
   params.pending_limit = config.device_controller.pending_launches;

@@ -88,31 +88,24 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
 
 }  // namespace detail
 
+// The megakernel's blocks: as many as fit the device (occupancy x SMs), or
+// megakernel.blocks_per_sm per SM where that is fewer. Refuses blocks that cannot run.
+template <class Graph>
+ResidentBlocks plan_megakernel(const PhaseTable& table, const Config& config, const DeviceInfo& device) {
+  ResidentBlocks plan = plan_resident_blocks(detail::megakernel_entry<Graph>, table, config, device, "megakernel");
+  if (config.megakernel.blocks_per_sm) plan.per_sm = std::min(plan.per_sm, config.megakernel.blocks_per_sm);
+  return plan;
+}
+
 // Runs the seeded graph with the megakernel until it finishes, stops or fails.
 template <class Graph>
 void run_megakernel(DeviceRuntime& runtime) {
-  const Config& config = runtime.config();
-  std::uint32_t shared = 0;
+  const ResidentBlocks plan = plan_megakernel<Graph>(runtime.table(), runtime.config(), runtime.device());
   MegakernelParams params{};
-  params.layout = plan_blocks(runtime.table(), config, config.trace, shared);
-  const auto kernel = detail::megakernel_entry<Graph>;
-  const DeviceInfo& device = runtime.device();
-  if (shared > device.max_shared_per_block)
-    throw InputError("megakernel", "a block needs " + std::to_string(shared) + " bytes of shared memory (workers x "
-                                   "shared_bytes), more than the device's " +
-                                   std::to_string(device.max_shared_per_block) +
-                                   "; lower shared_bytes or megakernel.block_threads");
-  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-  int per_sm = 0;
-  APIARY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(params.layout.block_threads), shared));
-  if (per_sm == 0)
-    throw InputError("megakernel", "no block of " + std::to_string(params.layout.block_threads) +
-                                       " threads fits on an SM (registers or shared memory); lower megakernel.block_threads");
-  if (config.megakernel.blocks_per_sm) per_sm = std::min<int>(per_sm, int(config.megakernel.blocks_per_sm));
-  const unsigned grid = unsigned(per_sm) * device.sm_count;
+  params.layout = plan.layout;
   params.graph = runtime.begin_run();
-  runtime.note_launch("megakernel", grid, params.layout.block_threads, shared);
-  kernel<<<grid, params.layout.block_threads, shared, runtime.stream()>>>(params);
+  runtime.note_launch("megakernel", plan.blocks(), params.layout.block_threads, plan.shared);
+  detail::megakernel_entry<Graph><<<plan.blocks(), params.layout.block_threads, plan.shared, runtime.stream()>>>(params);
   APIARY_CUDA_CHECK(cudaGetLastError());
   runtime.supervise();
 }

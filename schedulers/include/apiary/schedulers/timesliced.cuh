@@ -46,13 +46,6 @@ struct TimeslicedParams {
   std::uint32_t queue;
 };
 
-// How the worker kernels of a timesliced run are launched.
-struct TimeslicedLaunch {
-  BlockLayout layout;
-  std::uint32_t shared = 0;      // dynamic shared memory per block
-  std::uint32_t max_blocks = 0;  // blocks resident at once: occupancy x SMs
-};
-
 // A round launches queue q's kernel when its task type may run in `phase` and it holds tasks.
 APIARY_HD inline bool round_launches(const PhaseTableView& table, std::uint32_t q, PhaseWord phase,
                                      std::int64_t available) {
@@ -213,36 +206,20 @@ class RoundStreams {
 
 }  // namespace detail
 
-// The launch plan of a timesliced run: block layout, shared memory and the largest grid.
-// Refuses, before the run, a graph whose blocks cannot run on this device; `scheduler` names
-// the variant in the error.
+// The launch plan of a timesliced run: block layout, shared memory and the largest grid (the
+// worker kernel's resident blocks). Refuses, before the run, a graph whose blocks cannot run on
+// this device; `scheduler` names the variant in the error.
 template <class Graph>
-TimeslicedLaunch plan_timesliced(const DeviceRuntime& runtime, const char* scheduler) {
-  const Config& config = runtime.config();
-  TimeslicedLaunch launch;
-  launch.layout = plan_blocks(runtime.table(), config, config.trace, launch.shared);
-  const auto kernel = detail::timesliced_entry<Graph>;
-  const DeviceInfo& device = runtime.device();
-  if (launch.shared > device.max_shared_per_block)
-    throw InputError(scheduler, "a block needs " + std::to_string(launch.shared) +
-                                    " bytes of shared memory, more than the device's " +
-                                    std::to_string(device.max_shared_per_block) + "; lower shared_bytes");
-  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(launch.shared)));
-  int per_sm = 0;
-  APIARY_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(launch.layout.block_threads), launch.shared));
-  if (per_sm == 0)
-    throw InputError(scheduler,
-                     "no block of " + std::to_string(launch.layout.block_threads) + " threads fits on an SM");
-  launch.max_blocks = std::uint32_t(per_sm) * device.sm_count;
-  return launch;
+ResidentBlocks plan_timesliced(const PhaseTable& table, const Config& config, const DeviceInfo& device,
+                               const char* scheduler = "timesliced") {
+  return plan_resident_blocks(detail::timesliced_entry<Graph>, table, config, device, scheduler);
 }
 
 // Runs the seeded graph in timesliced rounds until it finishes, stops or fails.
 template <class Graph>
 void run_timesliced(DeviceRuntime& runtime) {
   const PhaseTable& table = runtime.table();
-  const TimeslicedLaunch launch = plan_timesliced<Graph>(runtime, "timesliced");
+  const ResidentBlocks launch = plan_timesliced<Graph>(table, runtime.config(), runtime.device());
   const auto kernel = detail::timesliced_entry<Graph>;
   TimeslicedParams params{};
   params.layout = launch.layout;
@@ -271,7 +248,7 @@ void run_timesliced(DeviceRuntime& runtime) {
       const std::int64_t available = snapshot.host().available[q];
       if (!round_launches(view, q, phase, available)) continue;
       const std::uint64_t wanted = (std::uint64_t(available) + launch.layout.slots[q] - 1) / launch.layout.slots[q];
-      const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(wanted, launch.max_blocks));
+      const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(wanted, launch.blocks()));
       params.queue = q;
       kernel<<<blocks, launch.layout.block_threads, launch.shared, streams.stream(q)>>>(params);
       APIARY_CUDA_CHECK(cudaGetLastError());
@@ -283,7 +260,7 @@ void run_timesliced(DeviceRuntime& runtime) {
   }
   // The runtime's end event (and what it reads afterwards) comes after the last control kernel.
   APIARY_CUDA_CHECK(cudaStreamWaitEvent(runtime.stream(), streams.round_done(), 0));
-  runtime.note_launch("timesliced", launch.max_blocks, launch.layout.block_threads, launch.shared);
+  runtime.note_launch("timesliced", launch.blocks(), launch.layout.block_threads, launch.shared);
   runtime.note_rounds(rounds, launches);
   runtime.mark_end();
 }
