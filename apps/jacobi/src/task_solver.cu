@@ -53,10 +53,10 @@ int auto_task_nnz(const V& a, int requested, long long slots) {
   return static_cast<int>(std::max<long long>(512, (static_cast<long long>(a.nnz) + slots - 1) / slots));
 }
 
-// Megakernel blocks per SM for `tasks` Jacobi tasks: no more than their workers need (fewer
-// idle blocks polling the queues make each iteration's hop faster: lap2D_5pt_n100 stages (inl)
-// 215.5 -> 200.0 ms with 1 block per SM instead of 2, A4 needs its 2), unless --blocks-per-sm
-// chose.
+// Megakernel blocks per SM for `tasks` Jacobi tasks: no more than their workers need, unless
+// --blocks-per-sm chose. Measured, not derived (H200): lap2D_5pt_n100 stages (inl) 215.5 ->
+// 200.0 ms with 1 block per SM instead of 2, while A4 (410 tasks) needs its 2 (3.25 -> 4.12 ms
+// with 1); a single-task chain hop barely moves with the block count (docs/schedulers.md).
 template <class Graph, class T>
 Config with_megakernel_blocks(Config c, int tasks, const TaskOptions& o) {
   if (o.blocks_per_sm != 0) return c;
