@@ -281,14 +281,12 @@ template <class T>
 void GpuJacobi<T>::build_graph() {
   APIARY_CUDA_CHECK(cudaGraphCreate(&graph_, 0));
   const GraphWhileLoop loop = add_graph_while_loop(graph_);
-  const cudaGraphConditionalHandle handle = loop.handle;
-  cond_handle_ = handle;
-  cudaGraph_t body = loop.body;
+  cond_handle_ = loop.handle;
   // The body: the two iteration kernels, captured from a side stream (the legacy stream cannot capture).
   cudaStream_t capture = nullptr;
   APIARY_CUDA_CHECK(cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking));
   const T omega = static_cast<T>(p_.omega);
-  APIARY_CUDA_CHECK(cudaStreamBeginCaptureToGraph(capture, body, nullptr, nullptr, 0, cudaStreamCaptureModeRelaxed));
+  APIARY_CUDA_CHECK(cudaStreamBeginCaptureToGraph(capture, loop.body, nullptr, nullptr, 0, cudaStreamCaptureModeRelaxed));
   auto launch = [&](auto kernel) {
     kernel<<<blocks_, block_threads, 0, capture>>>(a_.view(), b_.data(), d_.data(), x_[0].data(), x_[1].data(),
                                                    nullptr, state_.data(), partial_.data(), omega);
@@ -299,7 +297,7 @@ void GpuJacobi<T>::build_graph() {
     case 8: launch(update_kernel<T, 8>); break;
     default: launch(update_kernel<T, 32>); break;
   }
-  check_kernel<<<1, check_threads, 0, capture>>>(state_.data(), partial_.data(), blocks_, p_, handle, true);
+  check_kernel<<<1, check_threads, 0, capture>>>(state_.data(), partial_.data(), blocks_, p_, loop.handle, true);
   cudaGraph_t captured = nullptr;
   APIARY_CUDA_CHECK(cudaStreamEndCapture(capture, &captured));
   APIARY_CUDA_CHECK(cudaStreamDestroy(capture));

@@ -61,8 +61,7 @@ template <class Graph, class T>
 Config with_megakernel_blocks(Config c, int tasks, const TaskOptions& o) {
   if (o.blocks_per_sm != 0) return c;
   const ResidentBlocks plan = Runtime<Graph>::resident_blocks(c, Scheduler::megakernel);
-  const std::uint64_t workers = Runtime<Graph>::template resident_workers<JacobiTask<T>>(c, Scheduler::megakernel);
-  const std::uint64_t per_block = std::max<std::uint64_t>(workers / plan.blocks(), 1);  // Jacobi workers per block
+  const std::uint64_t per_block = plan.layout.slots[GraphTraits<Graph>::template queue_of<JacobiTask<T>>];  // Jacobi workers
   const std::uint64_t blocks = (static_cast<std::uint64_t>(tasks) + per_block - 1) / per_block;
   const std::uint64_t per_sm = std::max<std::uint64_t>((blocks + plan.sm_count - 1) / plan.sm_count, 1);
   if (per_sm < plan.per_sm) c.megakernel.blocks_per_sm = static_cast<std::uint32_t>(per_sm);

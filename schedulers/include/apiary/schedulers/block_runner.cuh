@@ -213,5 +213,4 @@ ResidentBlocks plan_resident_blocks(KernelPointer kernel, const PhaseTable& tabl
   return plan;
 }
 
-
 }  // namespace apiary

@@ -272,12 +272,11 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   const PhaseTable& table = runtime.table();
   const char* name = mode == PdcMode::spin ? "device_controller" : "device_controller_wave";
   const ResidentBlocks plan = plan_device_controller<Graph>(table, config, runtime.device(), name);
-  const std::uint32_t shared = plan.shared;
   PdcParams params{};
   params.layout = plan.layout;
   const DeviceInfo& device = runtime.device();
   const std::uint32_t controller_threads = (table.num_queues() + 31) / 32 * 32;
-  params.shared = shared;
+  params.shared = plan.shared;
   params.max_blocks = plan.blocks();
   params.warps_per_block = params.layout.block_threads / 32;
   params.max_warps = pdc_max_warps(device, config.device_controller.oversubscription, params.warps_per_block);
@@ -291,7 +290,7 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   APIARY_CUDA_CHECK(cudaMemsetAsync(pdc_state.get(), 0, sizeof(PdcState), runtime.stream()));
   APIARY_CUDA_CHECK(cudaMemcpyAsync(device_params.get(), &params, sizeof(PdcParams), cudaMemcpyHostToDevice,
                                     runtime.stream()));
-  runtime.note_launch(name, params.max_blocks, params.layout.block_threads, shared);
+  runtime.note_launch(name, params.max_blocks, params.layout.block_threads, plan.shared);
   if (mode == PdcMode::spin)
     detail::pdc_spin_controller<Graph><<<1, controller_threads, 0, runtime.stream()>>>(device_params.get());
   else
@@ -312,7 +311,7 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   runtime.note_launch(std::string(name) + " (" + std::to_string(params.max_warps) + " max warps, pending-launch pool " +
                           std::to_string(params.pending_limit) + ", stream end " +
                           (stats.waiter_polls == 0 ? "covered" : "did not cover") + " the controller's launches)",
-                      params.max_blocks, params.layout.block_threads, shared);
+                      params.max_blocks, params.layout.block_threads, plan.shared);
 #endif
 }
 
