@@ -299,15 +299,27 @@ __device__ inline int load_status(const DeviceState* s) {
   return load_relaxed(const_cast<int&>(s->status));
 }
 
-// The decision on ||r_k||^2 (thread 0 of a Check task or of the last autonomous task).
+// What a decision reads besides ||r_k||^2. Both fields were last written before the deciding
+// task's iteration was released (bnorm before the run, min_rel by the previous decision, which
+// spawned or opened the gate of this iteration), so a task may load them before it arrives:
+// the last arriver then has them at hand instead of waiting two more round trips for them.
+struct DecisionInputs {
+  double bnorm;
+  double min_rel;
+};
+__device__ inline DecisionInputs load_decision_inputs(const DeviceState* s) {
+  // Fields another SM wrote: read them from L2, not a stale L1 line.
+  return {__ldcg(&s->bnorm), __ldcg(&s->min_rel)};
+}
+
+// The decision on ||r_k||^2 (thread 0 of a Check task or of the last arriving task).
 // Returns the status; while running the state points at x_{k+1}.
-__device__ inline int decide(DeviceState* s, int k, double squares, const Params& p) {
-  // Fields another SM wrote in an earlier decision: read them from L2, not a stale L1 line.
-  const double rel = sqrt(squares) / __ldcg(&s->bnorm);
+__device__ inline int decide(DeviceState* s, int k, double squares, const Params& p, DecisionInputs in) {
+  const double rel = sqrt(squares) / in.bnorm;
   s->rel = rel;
   int status = 0;
   if (is_check_iteration(k, p)) {
-    double min_rel = __ldcg(&s->min_rel);
+    double min_rel = in.min_rel;
     status = jacobi_decide(rel, k, p, min_rel);
     s->min_rel = min_rel;
   }
@@ -319,18 +331,20 @@ __device__ inline int decide(DeviceState* s, int k, double squares, const Params
 // Thread 0 adds this task's share of ||r||^2 to the global sum of slot s and counts the task
 // in; the task that arrives last takes the sum (resetting the slot) and decides. Returns the
 // decision's status in that task, -1 in the others. The fences order this task's x_{k+1} and
-// share before its arrival, and every arrival before the last task's reads.
+// share before its arrival, and every arrival before the last task's reads. No fence after
+// the decision: what the last task does next (spawn or hand off the next iteration, spawn the
+// Release tasks, or stop with a release store of the status) publishes it with a release of
+// its own, after the worker's barrier.
 template <class T>
 __device__ inline int arrive_and_decide(const TaskProblem<T>& P, int s, int k, double share) {
+  const DecisionInputs inputs = load_decision_inputs(P.state);
   atomicAdd(&P.global_sum[s], share);
   __threadfence();
   if (atomicAdd(&P.arrivals[s], 1u) != static_cast<unsigned>(P.tasks) - 1) return -1;
   __threadfence();
   const double squares = __longlong_as_double(atomicExch(reinterpret_cast<unsigned long long*>(&P.global_sum[s]), 0ull));
   P.arrivals[s] = 0;
-  const int status = decide(P.state, k, squares, P.p);
-  __threadfence();
-  return status;
+  return decide(P.state, k, squares, P.p, inputs);
 }
 
 // Resolves the neighbours' dependencies for iteration k + 1 and spawns (t, k + 1) behind its own.
@@ -368,9 +382,12 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
   const bool stopped = P.mode == TaskMode::autonomous && sh.stopped != 0;
   double rr = 0;
   if (!stopped) rr = update_task_rows(P, P.ranges[t], k, w, sh);
+  // No fence per thread here: worker_sum's barrier orders every thread's x_{k+1} before
+  // whatever follows it, and what lets a reader run (the arrival's fence, a resolve, a
+  // spawn's publish, the batch's finish) is a release after that barrier, which covers the
+  // writes of the whole worker (releases are cumulative; cooperative groups' grid sync is
+  // the same pattern: a barrier, then one thread's fence).
   const double total = worker_sum(w, rr, sh.warp_sums);
-  __threadfence();  // this task's x_{k+1} before anything that lets a reader run
-  w.sync();
   const bool check = is_check_iteration(k, P.p);
   switch (P.mode) {
     case TaskMode::stages_phases:
@@ -391,7 +408,11 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
       int* status = &sh.decided;
       if (w.rank() == 0) *status = arrive_and_decide(P, k & 1, k, total);
       w.sync();
-      if (*status == 0)  // the last task of iteration k, and the solve goes on: all of k + 1
+      // The last task of iteration k, and the solve goes on: all of k + 1, through the queue.
+      // (Handing this task's own successor off to its block instead measured 1.15-1.28x
+      // slower on A5/A6 under MK and 1.2-1.27x under TSK/PDC (H200): a one-wave iteration
+      // then has one worker slot fewer, and a block runs two tasks in a row.)
+      if (*status == 0)
         for (int u = static_cast<int>(w.rank()); u < P.tasks; u += static_cast<int>(w.size()))
           ctx.template spawn<JacobiTask<T>>(JacobiItem{u, k + 1});
       return;
@@ -444,7 +465,7 @@ __device__ void CheckTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) c
       if (w.rank() < half) sums[w.rank()] += sums[w.rank() + half];
       w.sync();
     }
-    if (w.rank() == 0) *verdict = decide(P.state, k, sums[0], P.p);
+    if (w.rank() == 0) *verdict = decide(P.state, k, sums[0], P.p, load_decision_inputs(P.state));
     w.sync();
     if (*verdict != 0) return;
   }
