@@ -332,9 +332,9 @@ __device__ inline int decide(DeviceState* s, int k, double squares, const Params
 // in; the task that arrives last takes the sum (resetting the slot) and decides. Returns the
 // decision's status in that task, -1 in the others. The fences order this task's x_{k+1} and
 // share before its arrival, and every arrival before the last task's reads. No fence after
-// the decision: what the last task does next (spawn or hand off the next iteration, spawn the
-// Release tasks, or stop with a release store of the status) publishes it with a release of
-// its own, after the worker's barrier.
+// the decision: what the last task does next (spawn the next iteration, spawn the Release
+// tasks, or stop with a release store of the status) publishes it with a release of its own,
+// after the worker's barrier.
 template <class T>
 __device__ inline int arrive_and_decide(const TaskProblem<T>& P, int s, int k, double share) {
   const DecisionInputs inputs = load_decision_inputs(P.state);

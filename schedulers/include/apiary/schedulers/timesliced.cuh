@@ -219,10 +219,10 @@ ResidentBlocks plan_timesliced(const PhaseTable& table, const Config& config, co
 template <class Graph>
 void run_timesliced(DeviceRuntime& runtime) {
   const PhaseTable& table = runtime.table();
-  const ResidentBlocks launch = plan_timesliced<Graph>(table, runtime.config(), runtime.device());
+  const ResidentBlocks plan = plan_timesliced<Graph>(table, runtime.config(), runtime.device());
   const auto kernel = detail::timesliced_entry<Graph>;
   TimeslicedParams params{};
-  params.layout = launch.layout;
+  params.layout = plan.layout;
 
   detail::MappedSnapshot snapshot;
   detail::RoundStreams streams(table.num_queues());
@@ -247,10 +247,10 @@ void run_timesliced(DeviceRuntime& runtime) {
     for (std::uint32_t q = 0; q < table.num_queues(); ++q) {
       const std::int64_t available = snapshot.host().available[q];
       if (!round_launches(view, q, phase, available)) continue;
-      const std::uint64_t wanted = (std::uint64_t(available) + launch.layout.slots[q] - 1) / launch.layout.slots[q];
-      const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(wanted, launch.blocks()));
+      const std::uint64_t wanted = (std::uint64_t(available) + plan.layout.slots[q] - 1) / plan.layout.slots[q];
+      const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(wanted, plan.blocks()));
       params.queue = q;
-      kernel<<<blocks, launch.layout.block_threads, launch.shared, streams.stream(q)>>>(params);
+      kernel<<<blocks, plan.layout.block_threads, plan.shared, streams.stream(q)>>>(params);
       APIARY_CUDA_CHECK(cudaGetLastError());
       ++launches;
       launched.push_back(q);
@@ -260,7 +260,7 @@ void run_timesliced(DeviceRuntime& runtime) {
   }
   // The runtime's end event (and what it reads afterwards) comes after the last control kernel.
   APIARY_CUDA_CHECK(cudaStreamWaitEvent(runtime.stream(), streams.round_done(), 0));
-  runtime.note_launch("timesliced", launch.blocks(), launch.layout.block_threads, launch.shared);
+  runtime.note_launch("timesliced", plan.blocks(), plan.layout.block_threads, plan.shared);
   runtime.note_rounds(rounds, launches);
   runtime.mark_end();
 }
