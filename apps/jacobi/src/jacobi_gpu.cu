@@ -212,10 +212,8 @@ const Partition& GpuJacobi<T>::partition() {
 
 template <class T>
 bool GpuJacobi<T>::task_arithmetic_exact() {
-  // Split rows add pieces in arrival order; long rows are summed by a whole task, and the
-  // merge path adds the pieces of rows that cross threads (other orders).
-  const Partition& part = partition();
-  return part.split_rows == 0 && part.long_rows == 0 && part.mapping == RowMapping::groups;
+  // Split rows add pieces in arrival order; long rows are summed by a whole task (another order).
+  return partition().split_rows == 0 && partition().long_rows == 0;
 }
 
 template <class T>

@@ -56,9 +56,6 @@ void usage(const char* program) {
       "                           splits long rows across tasks)\n"
       "  --task-nnz N             non-zeros per Jacobi task (default: max(512, nnz / the Jacobi workers\n"
       "                           the megakernel holds at once): one wave of tasks)\n"
-      "  --row-mapping auto|groups|merge_path   rows inside a task: G threads per row, or an even\n"
-      "                           share of the task's rows + non-zeros per thread (default auto:\n"
-      "                           merge_path when the row lengths' stddev exceeds their mean)\n"
       "  --blocks-per-sm N        megakernel blocks per SM for the task versions (default: the blocks\n"
       "                           the tasks fill, at most as many as fit)\n"
       "  --omega W (1)  --tol T (1e-6, relative residual)  --max-iter N (20000)  --check-every C (1)\n"
@@ -103,7 +100,6 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--version") o.version = value();
     else if (arg == "--scheduler") o.schedulers = value();
     else if (arg == "--partition") o.tasks.partition = parse_partition(value());
-    else if (arg == "--row-mapping") o.tasks.row_mapping = parse_row_mapping(value());
     else if (arg == "--task-nnz") o.tasks.task_nnz = static_cast<int>(number());
     else if (arg == "--blocks-per-sm") o.tasks.blocks_per_sm = static_cast<unsigned>(number());
     else if (arg == "--omega") o.params.omega = number();
@@ -199,7 +195,6 @@ int run_version(const Options& o, const Context& ctx, const spmv::MatrixSource& 
         const Report& rep = solver.last_report();
         rec["config"]["partition"] = to_string(part.kind);
         rec["config"]["task_nnz"] = part.target_nnz;
-        rec["config"]["row_mapping"] = to_string(part.mapping);
         rec["config"]["tasks"] = part.tasks;
         rec["metrics"]["partition_ms"] = part.build_ms;
         rec["metrics"]["split_rows"] = part.split_rows;
@@ -246,10 +241,9 @@ int run_matrix(const Options& o, const Context& ctx, const spmv::MatrixSource& s
         is_task_version(v) ? parse_schedulers(o.schedulers) : std::vector<Scheduler>{Scheduler::megakernel};
     if (is_task_version(v) && !partition_printed) {
       const Partition& part = solver.partition();
-      std::printf("  partition %s, rows by %s (row length stddev/mean %.2f): %d tasks of <= ~%d non-zeros (max %d "
-                  "rows), %d split rows, %d long rows, %lld neighbour links (max %d per task), built on the GPU in %.2f "
-                  "ms\n",
-                  to_string(part.kind), to_string(part.mapping), part.row_length_variation, part.tasks, part.target_nnz, part.max_rows_per_task, part.split_rows, part.long_rows,
+      std::printf("  partition %s: %d tasks of <= ~%d non-zeros (max %d rows), %d split rows, %d long rows, %lld "
+                  "neighbour links (max %d per task), built on the GPU in %.2f ms\n",
+                  to_string(part.kind), part.tasks, part.target_nnz, part.max_rows_per_task, part.split_rows, part.long_rows,
                   part.edges, part.max_neighbors, part.build_ms);
       partition_printed = true;
     }

@@ -86,27 +86,6 @@ __global__ void count_pieces(const index_t* ro, const TaskRange* ranges, index_t
   if (r.r1 - 1 != r.r0 && partial(r.r1 - 1)) atomicAdd(&pieces[r.r1 - 1], 1);
 }
 
-// Every thread's start on its task's merge path (one entry per task x (threads + 1)): the
-// task's rows are the tiles, its non-zeros the atoms, a row's end clipped to the task's
-// non-zeros, and each thread gets ceil((rows + non-zeros) / threads) of them.
-__global__ void merge_starts(const index_t* ro, const TaskRange* ranges, index_t tasks, int threads, MergeStart* out) {
-  const long long per_task = threads + 1;
-  const long long id = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (id >= tasks * per_task) return;
-  const TaskRange r = ranges[id / per_task];
-  const long long i = id % per_task;
-  const index_t tiles = r.r1 - r.r0, atoms = r.e1 - r.e0;
-  const long long total = static_cast<long long>(tiles) + atoms;
-  const long long share = (total + threads - 1) / threads;
-  const long long diagonal = i * share < total ? i * share : total;
-  auto row_end = [&](index_t j) {  // non-zeros of the task before row r0 + j, i.e. the end of row r0 + j - 1
-    const index_t o = ro[r.r0 + j];
-    return (o < r.e0 ? r.e0 : o > r.e1 ? r.e1 : o) - r.e0;
-  };
-  const auto c = balance::merge_path_search(diagonal, row_end, tiles, atoms);
-  out[id] = MergeStart{r.r0 + c.tile, r.e0 + c.atom};
-}
-
 struct Cover {
   index_t first, last;  // tasks [first, last] cover the row
 };
@@ -174,8 +153,7 @@ struct IsSplit {
   __device__ bool operator()(int pieces) const { return pieces > 1; }
 };
 
-Partition build(index_t rows, index_t nnz, const index_t* ro, const index_t* cols, PartitionKind kind, int target,
-                RowMapping mapping, int task_threads) {
+Partition build(index_t rows, index_t nnz, const index_t* ro, const index_t* cols, PartitionKind kind, int target) {
   if (target < 1) throw InputError("--task-nnz", "non-zeros per task must be >= 1, got " + std::to_string(target));
   if (rows < 1) throw InputError("partition", "the matrix has no rows");
   cudaEvent_t start, stop;
@@ -187,9 +165,6 @@ Partition build(index_t rows, index_t nnz, const index_t* ro, const index_t* col
   Partition p;
   p.kind = kind;
   p.target_nnz = target;
-  const double mean = static_cast<double>(nnz) / rows;
-  const double stddev = row_length_stddev(ro, rows, mean, policy);
-  p.row_length_variation = mean > 0 ? stddev / mean : 0;
   const long long shares = std::max<long long>(1, (static_cast<long long>(nnz) + target - 1) / target);
   if (shares > 0x7fffffffLL) throw InputError("--task-nnz", "too many tasks; raise the non-zeros per task");
   if (kind == PartitionKind::row_blocks) {
@@ -207,7 +182,8 @@ Partition build(index_t rows, index_t nnz, const index_t* ro, const index_t* col
     p.ranges = sparse::DeviceBuffer<TaskRange>(static_cast<std::size_t>(p.tasks));
     // Busato and Bombieri's switch between interpolation and binary search, from the mean
     // and the spread of the row lengths.
-    const balance::SearchKind kind = balance::choose_search(mean, stddev);
+    const double mean = static_cast<double>(nnz) / rows;
+    const balance::SearchKind kind = balance::choose_search(mean, row_length_stddev(ro, rows, mean, policy));
     balanced_ranges<<<blocks_for(p.tasks), threads>>>(ro, rows, nnz, target, p.tasks, kind, p.ranges.data());
   }
   APIARY_CUDA_CHECK(cudaGetLastError());
@@ -219,18 +195,6 @@ Partition build(index_t rows, index_t nnz, const index_t* ro, const index_t* col
   p.row_pieces.fill_bytes(0);
   count_pieces<<<blocks_for(tasks), threads>>>(ro, p.ranges.data(), tasks, p.row_pieces.data());
   APIARY_CUDA_CHECK(cudaGetLastError());
-
-  if (mapping == RowMapping::automatic)
-    mapping = p.row_length_variation > merge_path_min_variation ? RowMapping::merge_path : RowMapping::groups;
-  p.mapping = mapping;
-  if (mapping == RowMapping::merge_path) {
-    if (task_threads < 1) throw InputError("partition", "merge_path needs the task's thread count");
-    p.merge_threads = task_threads;
-    const long long entries = static_cast<long long>(tasks) * (task_threads + 1);
-    p.merge_starts = sparse::DeviceBuffer<MergeStart>(static_cast<std::size_t>(entries));
-    merge_starts<<<blocks_for(entries), threads>>>(ro, p.ranges.data(), tasks, task_threads, p.merge_starts.data());
-    APIARY_CUDA_CHECK(cudaGetLastError());
-  }
 
   // Edges: count, scan, write, sort, unique, then CSR offsets by binary search.
   sparse::DeviceBuffer<long long> counts(static_cast<std::size_t>(nnz) + 1), offsets(static_cast<std::size_t>(nnz) + 1);
@@ -281,35 +245,17 @@ Partition build(index_t rows, index_t nnz, const index_t* ro, const index_t* col
 
 const char* to_string(PartitionKind k) { return k == PartitionKind::row_blocks ? "row_blocks" : "balanced"; }
 
-const char* to_string(RowMapping m) {
-  switch (m) {
-    case RowMapping::automatic: return "auto";
-    case RowMapping::groups: return "groups";
-    case RowMapping::merge_path: return "merge_path";
-  }
-  return "?";
-}
-
-RowMapping parse_row_mapping(std::string_view s) {
-  if (s == "auto") return RowMapping::automatic;
-  if (s == "groups") return RowMapping::groups;
-  if (s == "merge_path") return RowMapping::merge_path;
-  throw InputError("--row-mapping", "unknown row mapping '" + std::string(s) + "' (auto, groups, merge_path)");
-}
-
 PartitionKind parse_partition(std::string_view s) {
   if (s == "row_blocks") return PartitionKind::row_blocks;
   if (s == "balanced") return PartitionKind::balanced;
   throw InputError("--partition", "unknown partition '" + std::string(s) + "' (row_blocks, balanced)");
 }
 
-Partition build_partition(const sparse::CsrView<float>& a, PartitionKind kind, int target_nnz, RowMapping mapping,
-                          int task_threads) {
-  return build(a.rows, a.nnz, a.row_offsets, a.col_indices, kind, target_nnz, mapping, task_threads);
+Partition build_partition(const sparse::CsrView<float>& a, PartitionKind kind, int target_nnz) {
+  return build(a.rows, a.nnz, a.row_offsets, a.col_indices, kind, target_nnz);
 }
-Partition build_partition(const sparse::CsrView<double>& a, PartitionKind kind, int target_nnz, RowMapping mapping,
-                          int task_threads) {
-  return build(a.rows, a.nnz, a.row_offsets, a.col_indices, kind, target_nnz, mapping, task_threads);
+Partition build_partition(const sparse::CsrView<double>& a, PartitionKind kind, int target_nnz) {
+  return build(a.rows, a.nnz, a.row_offsets, a.col_indices, kind, target_nnz);
 }
 
 }  // namespace apiary::jacobi

@@ -64,7 +64,6 @@ struct TaskProblem {
   const TaskRange* ranges;
   const index_t* neighbor_offsets;
   const index_t* neighbors;
-  const MergeStart* merge_starts;  // each thread's start on its task's merge path; null: groups
   const int* pieces;        // tasks covering each row (split rows: > 1)
   double* split_sum;        // 2 x rows: the pieces' sums of split rows, by iteration parity
   int* split_arrivals;      // 2 x rows
@@ -73,7 +72,7 @@ struct TaskProblem {
   unsigned* arrivals;       // 2
   DeviceState* state;
   int tasks;
-  int group;                // threads per row inside a task (groups mapping): 1, 4, 8 or 32
+  int group;                // threads per row inside a task: 1, 4, 8 or 32
   TaskMode mode;
 };
 
@@ -81,7 +80,6 @@ struct TaskProblem {
 // together in a second pass, not by the G threads of the row's group: one power-law row would
 // otherwise hold up its task. Up to this many per task; more are summed in the first pass.
 inline constexpr int long_rows_per_pass = 32;
-inline constexpr unsigned jacobi_task_threads = 128;
 
 struct JacobiItem {
   std::int32_t t;
@@ -117,22 +115,19 @@ struct CheckTask;
 template <class T>
 struct ReleaseTask;
 
-// A JacobiTask's shared memory: per-warp sums, two flags, the long rows of the task (groups
-// mapping), the row each thread left unfinished and its partial sum (merge path mapping).
+// A JacobiTask's shared memory: per-warp sums, two flags, the long rows of the task (below).
 struct JacobiShared {
   double warp_sums[4];
   int decided;
   int stopped;
   int long_count;
   index_t long_rows[long_rows_per_pass];
-  index_t tail_row[jacobi_task_threads];
-  double tail_sum[jacobi_task_threads];
 };
 
 template <class T>
 struct JacobiTask {
   using Item = JacobiItem;
-  static constexpr unsigned threads = jacobi_task_threads;
+  static constexpr unsigned threads = 128;
   static_assert(threads / 32 <= 4, "JacobiShared holds one sum per warp");
   static constexpr unsigned shared_bytes = sizeof(JacobiShared);
   static constexpr const char* name = "Jacobi";
@@ -274,55 +269,8 @@ __device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, i
   return rr;
 }
 
-// The merge path mapping: this thread's share of task t's rows + non-zeros. Rows that start
-// and end inside the share are finished here, in row order (the reference's arithmetic); a row
-// the thread only starts is left in sh.tail_*; a row it ends after earlier threads started it
-// is finished after the barrier, its earlier pieces added from the nearest one back (a fixed
-// order). Returns this thread's share of ||r_k||^2.
 template <class T>
-__device__ double update_rows_merge(const TaskProblem<T>& P, const TaskRange r, int t, int k, Worker w, JacobiShared& sh) {
-  const unsigned rank = w.rank();
-  const T* xin = P.x + static_cast<std::size_t>(k % P.ring) * P.a.rows;
-  T* xout = P.x + static_cast<std::size_t>((k + 1) % P.ring) * P.a.rows;
-  const MergeStart* starts = P.merge_starts + static_cast<std::size_t>(t) * (jacobi_task_threads + 1) + rank;
-  const MergeStart from = starts[0], to = starts[1];
-  auto product = [&](index_t e) { return mul_rn(__ldg(&P.a.values[e]), __ldcg(&xin[__ldg(&P.a.col_indices[e])])); };
-  index_t e = from.atom;
-  // Started inside a row: earlier threads hold its first pieces.
-  bool continued = from.row < to.row && e > max(P.a.row_offsets[from.row], r.e0);
-  index_t head_row = -1;
-  T head = 0;
-  double rr = 0;
-  for (index_t row = from.row; row < to.row; ++row) {
-    const index_t end = min(P.a.row_offsets[row + 1], r.e1);
-    T s = 0;
-    for (; e < end; ++e) s = add_rn(s, product(e));
-    if (continued) {
-      head_row = row;
-      head = s;
-      continued = false;
-    } else {
-      rr += settle_row(P, r, row, k, s, xin, xout);
-    }
-  }
-  T tail = 0;
-  const index_t tail_from = e;
-  for (; e < to.atom; ++e) tail = add_rn(tail, product(e));
-  sh.tail_row[rank] = to.atom > tail_from ? to.row : -1;
-  sh.tail_sum[rank] = static_cast<double>(tail);
-  w.sync();
-  if (head_row >= 0) {
-    T total = head;
-    for (int j = static_cast<int>(rank) - 1; j >= 0 && sh.tail_row[j] == head_row; --j)
-      total = add_rn(static_cast<T>(sh.tail_sum[j]), total);
-    rr += settle_row(P, r, head_row, k, total, xin, xout);
-  }
-  return rr;
-}
-
-template <class T>
-__device__ double update_task_rows(const TaskProblem<T>& P, const TaskRange r, int t, int k, Worker w, JacobiShared& sh) {
-  if (P.merge_starts) return update_rows_merge(P, r, t, k, w, sh);
+__device__ double update_task_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared& sh) {
   if (w.rank() == 0) sh.long_count = 0;
   w.sync();
   double rr = 0;
@@ -433,7 +381,7 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
   }
   const bool stopped = P.mode == TaskMode::autonomous && sh.stopped != 0;
   double rr = 0;
-  if (!stopped) rr = update_task_rows(P, P.ranges[t], t, k, w, sh);
+  if (!stopped) rr = update_task_rows(P, P.ranges[t], k, w, sh);
   // No fence per thread here: worker_sum's barrier orders every thread's x_{k+1} before
   // whatever follows it, and what lets a reader run (the arrival's fence, a resolve, a
   // spawn's publish, the batch's finish) is a release after that barrier, which covers the

@@ -86,8 +86,7 @@ struct TaskJacobi<T>::Impl {
   std::unique_ptr<Runtime<DependencyJacobiGraph<T>>> dependencies;
 
   Impl(const TaskInputs<T>& inputs, const Params& params, const TaskOptions& o)
-      : in(inputs), p(params), options(o), part(build_partition(inputs.a, o.partition, auto_task_nnz(inputs.a, o.task_nnz, worker_slots<T>(o)),
-                                                   o.row_mapping, JacobiTask<T>::threads)),
+      : in(inputs), p(params), options(o), part(build_partition(inputs.a, o.partition, auto_task_nnz(inputs.a, o.task_nnz, worker_slots<T>(o)))),
         split_sum(part.split_rows ? 2 * static_cast<std::size_t>(in.a.rows) : 1),
         partial(static_cast<std::size_t>(part.tasks)), global_sum(2),
         split_arrivals(part.split_rows ? 2 * static_cast<std::size_t>(in.a.rows) : 1), arrivals(2), problem(1) {}
@@ -127,7 +126,6 @@ struct TaskJacobi<T>::Impl {
     pr.ranges = part.ranges.data();
     pr.neighbor_offsets = part.neighbor_offsets.data();
     pr.neighbors = part.neighbors.data();
-    pr.merge_starts = part.mapping == RowMapping::merge_path ? part.merge_starts.data() : nullptr;
     pr.pieces = part.row_pieces.data();
     pr.split_sum = split_sum.data();
     pr.split_arrivals = split_arrivals.data();

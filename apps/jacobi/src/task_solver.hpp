@@ -28,8 +28,6 @@ struct TaskOptions {
   // Megakernel blocks per SM (0: as many as fit). Fewer persistent blocks poll the queues
   // less, which shortens the hand-over from one task to the next.
   unsigned blocks_per_sm = 0;
-  // Rows inside a task (partition.hpp): automatic = merge_path for irregular row lengths.
-  RowMapping row_mapping = RowMapping::automatic;
 };
 
 // Device inputs owned by the caller (GpuJacobi); they must outlive the solver.

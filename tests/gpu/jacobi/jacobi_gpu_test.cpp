@@ -178,28 +178,6 @@ int main() {
       Only rows{false, TaskOptions{PartitionKind::row_blocks, 100}};
       check_versions<double>("gr_30_30 rows 100", real("gr_30_30"), p, 1393, Status::converged, rows);
     }
-    std::printf("== rows inside a task: merge path (forced on regular matrices, with split rows)\n");
-    {
-      TaskOptions merge;
-      merge.row_mapping = RowMapping::merge_path;
-      Only merged{false, merge};
-      check_versions<double>("lap3D merge", real("lap3D_7pt_n20"), p, 1013, Status::converged, merged);
-      check_versions<float>("lap3D merge", real("lap3D_7pt_n20"), p, -1, Status::converged, merged);
-      check_versions<double>("A4 merge", generate("A4"), p, -1, Status::converged, merged);
-      // Tasks of 300 non-zeros split the 2000-long rows across tasks, and each task's share
-      // across its threads (a row spanning every thread of a task).
-      TaskOptions split = merge;
-      split.partition = PartitionKind::balanced;
-      split.task_nnz = 300;
-      Only both{false, split};
-      const auto pl = generate("dd:powerlaw:n=20000,avg=6,alpha=1.6,max=2000,seed=5");
-      check_versions<double>("powerlaw balanced merge", pl, p, -1, Status::converged, both);
-      check_versions<float>("powerlaw balanced merge", pl, p, -1, Status::converged, both);
-      GpuJacobi<double> automatic(pl, ones_rhs(pl), p, "powerlaw auto");
-      expect(automatic.partition().mapping == RowMapping::merge_path, "auto row mapping: power-law rows not merge_path");
-      GpuJacobi<double> regular(real("lap3D_7pt_n20"), ones_rhs(real("lap3D_7pt_n20")), p, "lap3D auto");
-      expect(regular.partition().mapping == RowMapping::groups, "auto row mapping: lap3D not groups");
-    }
     std::printf("== parameters: check_every = 7, omega = 0.8, max iterations\n");
     {
       Params q = p;

@@ -223,8 +223,4 @@ TEST_CASE("version lists: names, groups and errors", "[jacobi]") {
   CHECK_THROWS_WITH(apiary::jacobi::parse_versions("fast"), Catch::Contains("(kbk, graph,") && Catch::Contains("stages_inline; or all"));
   CHECK_THROWS_WITH(apiary::jacobi::parse_partition("rows"), Catch::Contains("row_blocks, balanced"));
   CHECK(apiary::jacobi::parse_partition("balanced") == apiary::jacobi::PartitionKind::balanced);
-  using apiary::jacobi::RowMapping;
-  for (RowMapping m : {RowMapping::automatic, RowMapping::groups, RowMapping::merge_path})
-    CHECK(apiary::jacobi::parse_row_mapping(apiary::jacobi::to_string(m)) == m);
-  CHECK_THROWS_WITH(apiary::jacobi::parse_row_mapping("merge"), Catch::Contains("auto, groups, merge_path"));
 }
