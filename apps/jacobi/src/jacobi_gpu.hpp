@@ -88,7 +88,8 @@ class GpuJacobi {
   const Report& last_report() const { return report_; }
   // The task partition (built on the GPU at the first task-version run).
   const Partition& partition();
-  // True when the task versions do the reference's exact arithmetic (no split or long rows).
+  // True when the task versions do the reference's exact arithmetic (no split rows, none
+  // longer than a group sums by itself).
   bool task_arithmetic_exact();
   // The result of the last run (downloads x_k).
   Result<T> result() const;
@@ -122,6 +123,7 @@ class GpuJacobi {
   sparse::DeviceBuffer<double> partial_;
   sparse::DeviceBuffer<DeviceState> state_;
   int group_ = 1, blocks_ = 1;
+  index_t max_row_ = 0;  // the longest row's non-zeros
   // CUDA graph (built on first use).
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;

@@ -27,8 +27,11 @@ namespace apiary::jacobi {
 
 enum class PartitionKind { row_blocks, balanced };
 
-// Jacobi tasks sum rows (pieces) longer than this with all their threads (task_graph.cuh).
-inline constexpr int long_row_nnz = 256;
+// Jacobi tasks (task_graph.cuh) sum a row (piece) of G threads per row by its group only up to
+// 32 * G non-zeros, so that no thread walks far more than the others; longer ones up to
+// long_row_nnz by one warp, longer still by all the task's threads.
+inline constexpr int long_row_nnz = 1024;
+constexpr int warp_row_nnz(int group) { return 32 * group; }
 const char* to_string(PartitionKind k);
 PartitionKind parse_partition(std::string_view s);  // InputError for unknown names
 

@@ -2,7 +2,8 @@
 // (stages_phases, stages_deps, checkpoints, autonomous, stages_inline, each under every scheduler) x fp64/fp32
 // against the CPU reference of the same precision (poisoned iterates first): the real
 // converging matrices (FACTS iteration counts), generated ones (diagonally dominant random,
-// power-law, grouped rows), both task partitions (whole rows; balanced with split rows),
+// power-law, grouped rows, long rows summed by warps and whole tasks, more of them than a task
+// lists), both task partitions (whole rows; balanced with split rows),
 // check_every > 1, max iterations; every Jacobi task runs exactly once per iteration; and the
 // error cases, which must end with a clear message (zero diagonal, non-square, divergence) and
 // never hang. Skips (77) without a GPU.
@@ -173,6 +174,10 @@ int main() {
       const auto pl = generate("dd:powerlaw:n=20000,avg=6,alpha=1.6,max=2000,seed=5");
       check_versions<double>("powerlaw balanced", pl, p, -1, Status::converged, balanced);
       check_versions<float>("powerlaw balanced", pl, p, -1, Status::converged, balanced);
+      // One task holding every row: far more long rows than the second pass lists, so most
+      // are summed by their group in the first pass.
+      Only one_task{false, TaskOptions{PartitionKind::row_blocks, 1 << 30}};
+      check_versions<double>("powerlaw one task", pl, p, -1, Status::converged, one_task);
       Only small{false, TaskOptions{PartitionKind::balanced, 48}};
       check_versions<double>("lap3D balanced 48", real("lap3D_7pt_n20"), p, 1013, Status::converged, small);
       Only rows{false, TaskOptions{PartitionKind::row_blocks, 100}};
