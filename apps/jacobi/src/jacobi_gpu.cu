@@ -5,7 +5,6 @@
 #include <apiary/cuda_graph_while.hpp>
 #include <apiary/error.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -171,7 +170,6 @@ GpuJacobi<T>::GpuJacobi(const sparse::Csr<T>& a, const std::vector<T>& b, const 
   for (T v : b) bb += static_cast<double>(v) * static_cast<double>(v);
   bnorm_ = bb > 0 ? std::sqrt(bb) : 1.0;
   group_ = pick_group(a.rows ? static_cast<double>(nnz_) / a.rows : 1.0);
-  for (index_t r = 0; r < a.rows; ++r) max_row_ = std::max(max_row_, a.row_offsets[r + 1] - a.row_offsets[r]);
   int device = 0, sms = 1;
   APIARY_CUDA_CHECK(cudaGetDevice(&device));
   APIARY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -214,9 +212,8 @@ const Partition& GpuJacobi<T>::partition() {
 
 template <class T>
 bool GpuJacobi<T>::task_arithmetic_exact() {
-  // Split rows add pieces in arrival order; rows longer than warp_row_nnz are summed by a warp
-  // or a whole task (another order).
-  return partition().split_rows == 0 && max_row_ <= warp_row_nnz(group_);
+  // Split rows add pieces in arrival order; long rows are summed by a whole task (another order).
+  return partition().split_rows == 0 && partition().max_row_nnz <= long_row_nnz(group_);
 }
 
 template <class T>

@@ -123,7 +123,6 @@ class GpuJacobi {
   sparse::DeviceBuffer<double> partial_;
   sparse::DeviceBuffer<DeviceState> state_;
   int group_ = 1, blocks_ = 1;
-  index_t max_row_ = 0;  // the longest row's non-zeros
   // CUDA graph (built on first use).
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;

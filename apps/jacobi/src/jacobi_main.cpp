@@ -241,9 +241,9 @@ int run_matrix(const Options& o, const Context& ctx, const spmv::MatrixSource& s
         is_task_version(v) ? parse_schedulers(o.schedulers) : std::vector<Scheduler>{Scheduler::megakernel};
     if (is_task_version(v) && !partition_printed) {
       const Partition& part = solver.partition();
-      std::printf("  partition %s: %d tasks of <= ~%d non-zeros (max %d rows), %d split rows, %d long rows, %lld "
+      std::printf("  partition %s: %d tasks of <= ~%d non-zeros (max %d rows), %d split rows, longest row %d, %lld "
                   "neighbour links (max %d per task), built on the GPU in %.2f ms\n",
-                  to_string(part.kind), part.tasks, part.target_nnz, part.max_rows_per_task, part.split_rows, part.long_rows,
+                  to_string(part.kind), part.tasks, part.target_nnz, part.max_rows_per_task, part.split_rows, part.max_row_nnz,
                   part.edges, part.max_neighbors, part.build_ms);
       partition_printed = true;
     }

@@ -145,9 +145,9 @@ struct Degree {
 struct RowsOf {
   __device__ index_t operator()(const TaskRange& r) const { return r.r1 - r.r0; }
 };
-struct IsLong {
+struct RowLength {
   const index_t* ro;
-  __device__ bool operator()(index_t r) const { return ro[r + 1] - ro[r] > long_row_nnz; }
+  __device__ index_t operator()(index_t r) const { return ro[r + 1] - ro[r]; }
 };
 struct IsSplit {
   __device__ bool operator()(int pieces) const { return pieces > 1; }
@@ -228,8 +228,9 @@ Partition build(index_t rows, index_t nnz, const index_t* ro, const index_t* col
   p.max_rows_per_task = thrust::transform_reduce(policy, r, r + tasks, RowsOf{}, 0, thrust::maximum<index_t>());
   thrust::device_ptr<int> pieces(p.row_pieces.data());
   p.split_rows = static_cast<int>(thrust::count_if(policy, pieces, pieces + rows, IsSplit{}));
-  p.long_rows = static_cast<int>(thrust::count_if(policy, thrust::counting_iterator<index_t>(0),
-                                                  thrust::counting_iterator<index_t>(rows), IsLong{ro}));
+  p.max_row_nnz = thrust::transform_reduce(policy, thrust::counting_iterator<index_t>(0),
+                                           thrust::counting_iterator<index_t>(rows), RowLength{ro}, 0,
+                                           thrust::maximum<index_t>());
 
   APIARY_CUDA_CHECK(cudaEventRecord(stop, nullptr));
   APIARY_CUDA_CHECK(cudaEventSynchronize(stop));

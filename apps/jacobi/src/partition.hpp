@@ -27,11 +27,9 @@ namespace apiary::jacobi {
 
 enum class PartitionKind { row_blocks, balanced };
 
-// Jacobi tasks (task_graph.cuh) sum a row (piece) of G threads per row by its group only up to
-// 32 * G non-zeros, so that no thread walks far more than the others; longer ones up to
-// long_row_nnz by one warp, longer still by all the task's threads.
-inline constexpr int long_row_nnz = 1024;
-constexpr int warp_row_nnz(int group) { return 32 * group; }
+// Jacobi tasks (task_graph.cuh) with G threads per row leave a row (piece) longer than this to
+// all their threads together, so that no group walks far more than the others (power-law rows).
+constexpr int long_row_nnz(int group) { return 32 * group; }
 const char* to_string(PartitionKind k);
 PartitionKind parse_partition(std::string_view s);  // InputError for unknown names
 
@@ -51,7 +49,7 @@ struct Partition {
   long long edges = 0;                              // sum of |N(t)|
   int max_neighbors = 0;
   int split_rows = 0;
-  int long_rows = 0;  // rows longer than long_row_nnz
+  int max_row_nnz = 0;  // the longest row
   int max_rows_per_task = 0;
   double build_ms = 0;  // GPU time of the whole build (CUDA events)
 };

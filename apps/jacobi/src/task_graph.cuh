@@ -76,13 +76,10 @@ struct TaskProblem {
   TaskMode mode;
 };
 
-// Row pieces longer than warp_row_nnz(G) (partition.hpp) are summed in a second pass, not by
-// the G threads of the row's group: one power-law row would otherwise hold up its task. Up to
-// long_row_nnz non-zeros a warp takes a row (the task's warps side by side), longer ones all
-// the task's threads together. Up to this many per task and kind; more are summed in the
-// first pass.
-inline constexpr int warp_rows_per_pass = 64;
-inline constexpr int long_rows_per_pass = 32;
+// Row pieces longer than long_row_nnz(G) (partition.hpp) are summed by all of a task's threads
+// together in a second pass, not by the G threads of the row's group: one power-law row would
+// otherwise hold up its task. Up to this many per task; more are summed in the first pass.
+inline constexpr int long_rows_per_pass = 64;
 
 struct JacobiItem {
   std::int32_t t;
@@ -118,15 +115,13 @@ struct CheckTask;
 template <class T>
 struct ReleaseTask;
 
-// A JacobiTask's shared memory: per-warp sums, two flags, the rows of the second pass (below).
+// A JacobiTask's shared memory: per-warp sums, two flags, the long rows of the task (below).
 struct JacobiShared {
   double warp_sums[4];
   int decided;
   int stopped;
-  int warp_count;
   int long_count;
-  index_t listed_rows[warp_rows_per_pass + long_rows_per_pass];  // the warp list, then the long list
-  double listed_sums[warp_rows_per_pass + long_rows_per_pass];
+  index_t long_rows[long_rows_per_pass];
 };
 
 template <class T>
@@ -201,16 +196,8 @@ __device__ inline double settle_row(const TaskProblem<T>& P, const TaskRange r, 
   return complete ? finish_row(P, row, sum, xin, xout) : add_piece(P, row, k, sum, xin, xout);
 }
 
-// Lists `row` for the second pass in `list` (a warp's or the whole task's); false when full.
-__device__ inline bool list_row(int* count, index_t* list, int capacity, index_t row) {
-  const int slot = atomicAdd(count, 1);
-  if (slot >= capacity) return false;
-  list[slot] = row;
-  return true;
-}
-
-// Pass 1 over the rows of one task, G threads per row; row pieces longer than warp_row_nnz(G)
-// are listed in `sh` for pass 2 (or, when the list is full, summed here). Returns this thread's
+// Pass 1 over the rows of one task, G threads per row; row pieces longer than long_row_nnz(G) are
+// listed in `sh` for pass 2 (or, when the list is full, summed here). Returns this thread's
 // share of ||r_k||^2.
 template <class T, int G>
 __device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k, unsigned rank, unsigned size,
@@ -230,10 +217,13 @@ __device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k,
       const index_t lo = rb > r.e0 ? rb : r.e0, hi = re < r.e1 ? re : r.e1;
       // Lane 0 lists a long piece for pass 2; a full list leaves it to this group.
       int listed = 0;
-      if (hi - lo > warp_row_nnz(G) && lane == 0)
-        listed = hi - lo > long_row_nnz
-                     ? list_row(&sh.long_count, sh.listed_rows + warp_rows_per_pass, long_rows_per_pass, row)
-                     : list_row(&sh.warp_count, sh.listed_rows, warp_rows_per_pass, row);
+      if (hi - lo > long_row_nnz(G) && lane == 0) {
+        const int slot = atomicAdd(&sh.long_count, 1);
+        if (slot < long_rows_per_pass) {
+          sh.long_rows[slot] = row;
+          listed = 1;
+        }
+      }
       if constexpr (G > 1) listed = __shfl_sync(__activemask(), listed, 0, G);
       if (listed) active = false;
       if (active)
@@ -249,59 +239,39 @@ __device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k,
   return rr;
 }
 
-// Sum of the row piece `row` of task range r, strided over `team` threads from `first`.
+// Pass 2: each listed long row piece summed by all threads of the task (fixed order per
+// thread, then a fixed-shape reduction), settled by thread 0. Returns thread 0's r^2 share.
 template <class T>
-__device__ inline T piece_sum(const TaskProblem<T>& P, const TaskRange r, index_t row, const T* xin, unsigned first,
-                              unsigned team) {
-  const index_t rb = P.a.row_offsets[row], re = P.a.row_offsets[row + 1];
-  const index_t lo = rb > r.e0 ? rb : r.e0, hi = re < r.e1 ? re : r.e1;
-  T s = 0;
-  for (index_t e = lo + static_cast<index_t>(first); e < hi; e += team)
-    s = add_rn(s, mul_rn(__ldg(&P.a.values[e]), __ldcg(&xin[__ldg(&P.a.col_indices[e])])));
-  for (int off = 16; off > 0; off /= 2) s = add_rn(s, __shfl_down_sync(0xffffffffu, s, off));
-  return s;  // the warp's sum, in its lane 0
-}
-
-// Pass 2 over the listed row pieces (lanes and warps in a fixed order, fixed-shape
-// reductions): the warp list one row per warp, the task's warps side by side, then the long
-// list one row at a time with all threads; the sums go to shared memory and the rows are
-// settled in parallel, one per thread. Returns this thread's r^2 share.
-template <class T>
-__device__ double update_listed_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared& sh) {
+__device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared& sh) {
   const T* xin = P.x + static_cast<std::size_t>(k % P.ring) * P.a.rows;
   T* xout = P.x + static_cast<std::size_t>((k + 1) % P.ring) * P.a.rows;
-  // Read after the barrier that ended pass 1.
-  const int warp_rows = sh.warp_count < warp_rows_per_pass ? sh.warp_count : warp_rows_per_pass;
-  const int long_rows = sh.long_count < long_rows_per_pass ? sh.long_count : long_rows_per_pass;
-  if (warp_rows + long_rows == 0) return 0;
-  const unsigned lane = w.rank() % 32, warp = w.rank() / 32, warps = w.size() / 32;
-  for (int i = static_cast<int>(warp); i < warp_rows; i += static_cast<int>(warps)) {
-    const T s = piece_sum(P, r, sh.listed_rows[i], xin, lane, 32);
-    if (lane == 0) sh.listed_sums[i] = static_cast<double>(s);
-  }
-  T* sums = reinterpret_cast<T*>(sh.warp_sums);
-  for (int i = 0; i < long_rows; ++i) {
-    const T s = piece_sum(P, r, sh.listed_rows[warp_rows_per_pass + i], xin, w.rank(), w.size());
+  const int count = sh.long_count < long_rows_per_pass ? sh.long_count : long_rows_per_pass;  // read after a sync
+  double rr = 0;
+  for (int i = 0; i < count; ++i) {
+    const index_t row = sh.long_rows[i];
+    const index_t rb = P.a.row_offsets[row], re = P.a.row_offsets[row + 1];
+    const index_t lo = rb > r.e0 ? rb : r.e0, hi = re < r.e1 ? re : r.e1;
+    T s = 0;
+    for (index_t e = lo + static_cast<index_t>(w.rank()); e < hi; e += w.size())
+      s = add_rn(s, mul_rn(__ldg(&P.a.values[e]), __ldcg(&xin[__ldg(&P.a.col_indices[e])])));
+    for (int off = 16; off > 0; off /= 2) s = add_rn(s, __shfl_down_sync(0xffffffffu, s, off));
+    T* sums = reinterpret_cast<T*>(sh.warp_sums);
     w.sync();  // the previous row's sums were read
-    if (lane == 0) sums[warp] = s;
+    if (w.rank() % 32 == 0) sums[w.rank() / 32] = s;
     w.sync();
     if (w.rank() == 0) {
       T total = 0;
-      for (unsigned j = 0; j < warps; ++j) total = add_rn(total, sums[j]);
-      sh.listed_sums[warp_rows_per_pass + i] = static_cast<double>(total);
+      for (unsigned j = 0; j < w.size() / 32; ++j) total = add_rn(total, sums[j]);
+      rr += settle_row(P, r, row, k, total, xin, xout);
     }
   }
-  w.sync();  // the sums are in; warp_sums are reused by the caller
-  double rr = 0;
-  for (int i = static_cast<int>(w.rank()); i < warp_rows_per_pass + long_rows; i += static_cast<int>(w.size()))
-    if (i < warp_rows || i >= warp_rows_per_pass)
-      rr += settle_row(P, r, sh.listed_rows[i], k, static_cast<T>(sh.listed_sums[i]), xin, xout);
+  w.sync();  // warp_sums are reused by the caller
   return rr;
 }
 
 template <class T>
 __device__ double update_task_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared& sh) {
-  if (w.rank() == 0) sh.warp_count = sh.long_count = 0;
+  if (w.rank() == 0) sh.long_count = 0;
   w.sync();
   double rr = 0;
   switch (P.group) {
@@ -311,7 +281,7 @@ __device__ double update_task_rows(const TaskProblem<T>& P, const TaskRange r, i
     default: rr = update_rows<T, 32>(P, r, k, w.rank(), w.size(), sh); break;
   }
   w.sync();
-  return rr + update_listed_rows(P, r, k, w, sh);
+  return rr + update_long_rows(P, r, k, w, sh);
 }
 
 // Sum over the worker's threads; the total is valid in rank 0.
