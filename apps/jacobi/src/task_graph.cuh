@@ -196,9 +196,9 @@ __device__ inline double settle_row(const TaskProblem<T>& P, const TaskRange r, 
   return complete ? finish_row(P, row, sum, xin, xout) : add_piece(P, row, k, sum, xin, xout);
 }
 
-// Pass 1 over the rows of one task, G threads per row; row pieces longer than long_row_nnz(G) are
-// listed in `sh` for pass 2 (or, when the list is full, summed here). Returns this thread's
-// share of ||r_k||^2.
+// Pass 1 over the rows of one task, G threads per row; row pieces longer than long_row_nnz(G)
+// are listed in `sh` for pass 2 (or, when the list is full, summed here). Returns this
+// thread's share of ||r_k||^2.
 template <class T, int G>
 __device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k, unsigned rank, unsigned size,
                               JacobiShared& sh) {

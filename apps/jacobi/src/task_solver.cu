@@ -37,7 +37,7 @@ Config task_config(int tasks, const TaskOptions& o) {
 }
 
 // Jacobi workers the megakernel runs at once (its kernel's occupancy, with --blocks-per-sm):
-// the automatic task size makes a large matrix exactly one wave of tasks. (Sizing by the
+// the automatic task size makes a large matrix exactly one wave of tasks (auto_task_nnz). (Sizing by the
 // device's thread limit instead, 16 workers per SM where the fp64 megakernel's 92 registers
 // leave room for 4, gave 4 waves per iteration with a ragged last one: lap2d_1000_perm
 // stages (inl) 93.5 ms per 1,000 iterations, 64.1 ms as one wave of 528 tasks; H200.)
@@ -47,10 +47,21 @@ long long worker_slots(const TaskOptions& o) {
   return static_cast<long long>(Rt::template resident_workers<JacobiTask<T>>(task_config(1, o), Scheduler::megakernel));
 }
 
+// The automatic task size for W = `slots` resident Jacobi workers: half a wave (W / 2 tasks)
+// when such tasks hold at most half_wave_max_nnz non-zeros, one wave (W tasks) above, and at
+// least 512 non-zeros. Mid-size matrices are bound by what each task costs (a claim, an
+// arrival, a spawn), not by bandwidth, and half as many tasks measured 0.82-0.97x the time
+// (H200, stages (inl), MK; A4-A6, finan512_like, g2_circuit_like in fp64 (W = 528) and fp32
+// (W = 792), 795-2,549 non-zeros per task), while lap2d_1000_perm, memory-bound, took
+// 1.3-1.7x the time with half a wave (12,617-18,925 per task). The limit lies between.
+inline constexpr long long half_wave_max_nnz = 4096;
+
 template <class V>
 int auto_task_nnz(const V& a, int requested, long long slots) {
   if (requested > 0) return requested;
-  return static_cast<int>(std::max<long long>(512, (static_cast<long long>(a.nnz) + slots - 1) / slots));
+  const long long nnz = a.nnz, half = std::max<long long>(1, slots / 2);
+  const long long half_wave = (nnz + half - 1) / half, one_wave = (nnz + slots - 1) / slots;
+  return static_cast<int>(std::max<long long>(512, half_wave <= half_wave_max_nnz ? half_wave : one_wave));
 }
 
 // Megakernel blocks per SM for `tasks` Jacobi tasks: no more than their workers need, unless

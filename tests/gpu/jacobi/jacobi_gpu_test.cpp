@@ -2,8 +2,8 @@
 // (stages_phases, stages_deps, checkpoints, autonomous, stages_inline, each under every scheduler) x fp64/fp32
 // against the CPU reference of the same precision (poisoned iterates first): the real
 // converging matrices (FACTS iteration counts), generated ones (diagonally dominant random,
-// power-law, grouped rows, long rows summed by warps and whole tasks, more of them than a task
-// lists), both task partitions (whole rows; balanced with split rows),
+// power-law, grouped rows, long rows summed by a whole task, more of them than a task lists),
+// both task partitions (whole rows; balanced with split rows),
 // check_every > 1, max iterations; every Jacobi task runs exactly once per iteration; and the
 // error cases, which must end with a clear message (zero diagonal, non-square, divergence) and
 // never hang. Skips (77) without a GPU.
