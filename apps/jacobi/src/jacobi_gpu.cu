@@ -207,7 +207,7 @@ TaskJacobi<T>& GpuJacobi<T>::tasks() {
 
 template <class T>
 const Partition& GpuJacobi<T>::partition() {
-  return tasks().partition();
+  return tasks().partition(scheduler_);
 }
 
 template <class T>

@@ -86,7 +86,7 @@ class GpuJacobi {
   Scheduler scheduler() const { return scheduler_; }
   // The runtime's report of the last task-version run.
   const Report& last_report() const { return report_; }
-  // The task partition (built on the GPU at the first task-version run).
+  // The task partition of the scheduler set last (built on the GPU at its first use).
   const Partition& partition();
   // True when the task versions do the reference's exact arithmetic (no split rows, none
   // longer than a group sums by itself).

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -236,19 +237,21 @@ int run_matrix(const Options& o, const Context& ctx, const spmv::MatrixSource& s
   GpuJacobi<T> solver(a, b, p, src.name, o.tasks);
   std::unique_ptr<GpuJacobi<T>> checker;
   if (check.max_iter != p.max_iter) checker = std::make_unique<GpuJacobi<T>>(a, b, check, src.name, o.tasks);
-  bool partition_printed = false;
+  std::set<int> partitions_printed;  // by task size: each scheduler sizes its tasks (task_solver.hpp)
   for (Version v : parse_versions(o.version)) {
     const std::vector<Scheduler> schedulers =
         is_task_version(v) ? parse_schedulers(o.schedulers) : std::vector<Scheduler>{Scheduler::megakernel};
-    if (is_task_version(v) && !partition_printed) {
-      const Partition& part = solver.partition();
-      std::printf("  partition %s: %d tasks of <= ~%d non-zeros (max %d rows), %d split rows, longest row %d, %lld "
-                  "neighbour links (max %d per task), built on the GPU in %.2f ms\n",
-                  to_string(part.kind), part.tasks, part.target_nnz, part.max_rows_per_task, part.split_rows, part.max_row_nnz,
-                  part.edges, part.max_neighbors, part.build_ms);
-      partition_printed = true;
-    }
     for (Scheduler sched : schedulers) {
+      if (is_task_version(v)) {
+        solver.set_scheduler(sched);
+        const Partition& part = solver.partition();
+        if (partitions_printed.insert(part.target_nnz).second)
+          std::printf("  partition %s for %s: %d tasks of <= ~%d non-zeros (max %d rows), %d split rows, longest row "
+                      "%d, %lld neighbour links (max %d per task), built on the GPU in %.2f ms\n",
+                      to_string(part.kind), std::string(to_string(sched)).c_str(), part.tasks, part.target_nnz,
+                      part.max_rows_per_task, part.split_rows, part.max_row_nnz, part.edges, part.max_neighbors,
+                      part.build_ms);
+      }
       failures += run_version(o, ctx, src, a, b, ref, check, cpu_ms, solver, checker.get(), v, sched, json);
     }
   }

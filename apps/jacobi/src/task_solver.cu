@@ -7,6 +7,7 @@
 #include <apiary/error.hpp>
 
 #include <cmath>
+#include <map>
 #include <string>
 
 namespace apiary::jacobi {
@@ -36,15 +37,17 @@ Config task_config(int tasks, const TaskOptions& o) {
   return c;
 }
 
-// Jacobi workers the megakernel runs at once (its kernel's occupancy, with --blocks-per-sm):
-// the automatic task size makes a large matrix exactly one wave of tasks (auto_task_nnz). (Sizing by the
+// Jacobi workers scheduler `s` runs at once (its kernel's occupancy; the megakernel's with
+// --blocks-per-sm): the automatic task size makes a large matrix exactly one wave of tasks
+// (auto_task_nnz), so each scheduler gets tasks sized for its own kernels (fp32: 792 under the
+// megakernel, 528 under TSK and PDC, whose kernels need more registers). (Sizing by the
 // device's thread limit instead, 16 workers per SM where the fp64 megakernel's 92 registers
 // leave room for 4, gave 4 waves per iteration with a ragged last one: lap2d_1000_perm
 // stages (inl) 93.5 ms per 1,000 iterations, 64.1 ms as one wave of 528 tasks; H200.)
 template <class T>
-long long worker_slots(const TaskOptions& o) {
+long long worker_slots(const TaskOptions& o, Scheduler s) {
   using Rt = Runtime<DependencyJacobiGraph<T>>;
-  return static_cast<long long>(Rt::template resident_workers<JacobiTask<T>>(task_config(1, o), Scheduler::megakernel));
+  return static_cast<long long>(Rt::template resident_workers<JacobiTask<T>>(task_config(1, o), s));
 }
 
 // The automatic task size for W = `slots` resident Jacobi workers: half a wave (W / 2 tasks)
@@ -83,24 +86,41 @@ Config with_megakernel_blocks(Config c, int tasks, const TaskOptions& o) {
 
 template <class T>
 struct TaskJacobi<T>::Impl {
+  // A partition of the matrix and what depends on its task count: one per task size, shared by
+  // the schedulers whose resident workers ask for the same size.
+  struct Sized {
+    Partition part;
+    sparse::DeviceBuffer<double> partial, split_sum;
+    sparse::DeviceBuffer<int> split_arrivals;
+    std::unique_ptr<Runtime<PhaseJacobiGraph<T>>> phases;
+    std::unique_ptr<Runtime<DependencyJacobiGraph<T>>> dependencies;
+
+    explicit Sized(Partition p, index_t rows)
+        : part(std::move(p)), partial(static_cast<std::size_t>(part.tasks)),
+          split_sum(part.split_rows ? 2 * static_cast<std::size_t>(rows) : 1),
+          split_arrivals(part.split_rows ? 2 * static_cast<std::size_t>(rows) : 1) {}
+  };
+
   TaskInputs<T> in;
   Params p;
   TaskOptions options;
-  Partition part;
+  std::map<int, std::unique_ptr<Sized>> by_task_nnz;
   int ring = 0;
   sparse::DeviceBuffer<T> x;
-  sparse::DeviceBuffer<double> split_sum, partial, global_sum;
-  sparse::DeviceBuffer<int> split_arrivals;
+  sparse::DeviceBuffer<double> global_sum;
   sparse::DeviceBuffer<unsigned> arrivals;
   sparse::DeviceBuffer<TaskProblem<T>> problem;
-  std::unique_ptr<Runtime<PhaseJacobiGraph<T>>> phases;
-  std::unique_ptr<Runtime<DependencyJacobiGraph<T>>> dependencies;
 
   Impl(const TaskInputs<T>& inputs, const Params& params, const TaskOptions& o)
-      : in(inputs), p(params), options(o), part(build_partition(inputs.a, o.partition, auto_task_nnz(inputs.a, o.task_nnz, worker_slots<T>(o)))),
-        split_sum(part.split_rows ? 2 * static_cast<std::size_t>(in.a.rows) : 1),
-        partial(static_cast<std::size_t>(part.tasks)), global_sum(2),
-        split_arrivals(part.split_rows ? 2 * static_cast<std::size_t>(in.a.rows) : 1), arrivals(2), problem(1) {}
+      : in(inputs), p(params), options(o), global_sum(2), arrivals(2), problem(1) {}
+
+  // The partition for scheduler s, built on the GPU at its first use.
+  Sized& sized_for(Scheduler s) {
+    const int target = auto_task_nnz(in.a, options.task_nnz, worker_slots<T>(options, s));
+    auto& slot = by_task_nnz[target];
+    if (!slot) slot = std::make_unique<Sized>(build_partition(in.a, options.partition, target), in.a.rows);
+    return *slot;
+  }
 
   // The autonomous version keeps check_every + 1 iterates, the others two.
   void ensure_ring(TaskVersion v) {
@@ -115,17 +135,18 @@ struct TaskJacobi<T>::Impl {
     ring = needed;
   }
 
-  void reset(TaskVersion v) {
+  void reset(TaskVersion v, Sized& z) {
     ensure_ring(v);
     DeviceState s;
     s.min_rel = INFINITY;
     s.bnorm = in.bnorm;
     APIARY_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, static_cast<std::size_t>(in.a.rows) * sizeof(T), nullptr));
     APIARY_CUDA_CHECK(cudaMemcpyAsync(in.state, &s, sizeof s, cudaMemcpyHostToDevice, nullptr));
-    split_sum.fill_bytes(0);
-    split_arrivals.fill_bytes(0);
+    z.split_sum.fill_bytes(0);
+    z.split_arrivals.fill_bytes(0);
     global_sum.fill_bytes(0);
     arrivals.fill_bytes(0);
+    const Partition& part = z.part;
     TaskProblem<T> pr{};
     pr.a = in.a;
     pr.b = in.b;
@@ -138,9 +159,9 @@ struct TaskJacobi<T>::Impl {
     pr.neighbor_offsets = part.neighbor_offsets.data();
     pr.neighbors = part.neighbors.data();
     pr.pieces = part.row_pieces.data();
-    pr.split_sum = split_sum.data();
-    pr.split_arrivals = split_arrivals.data();
-    pr.partial = partial.data();
+    pr.split_sum = z.split_sum.data();
+    pr.split_arrivals = z.split_arrivals.data();
+    pr.partial = z.partial.data();
     pr.global_sum = global_sum.data();
     pr.arrivals = arrivals.data();
     pr.state = in.state;
@@ -153,7 +174,7 @@ struct TaskJacobi<T>::Impl {
   }
 
   template <class Graph>
-  Report run_on(std::unique_ptr<Runtime<Graph>>& rt, Scheduler s) {
+  Report run_on(std::unique_ptr<Runtime<Graph>>& rt, const Partition& part, Scheduler s) {
     if (!rt) rt = std::make_unique<Runtime<Graph>>(with_megakernel_blocks<Graph, T>(task_config(part.tasks, options), part.tasks, options));
     rt->set_user_data(problem.data());
     rt->template seed<CheckTask<T>>(std::vector<CheckItem>{CheckItem{-1}});
@@ -170,8 +191,10 @@ TaskJacobi<T>::~TaskJacobi() = default;
 
 template <class T>
 Report TaskJacobi<T>::run(TaskVersion v, Scheduler s) {
-  impl_->reset(v);
-  Report report = v == TaskVersion::stages_phases ? impl_->run_on(impl_->phases, s) : impl_->run_on(impl_->dependencies, s);
+  auto& z = impl_->sized_for(s);
+  impl_->reset(v, z);
+  Report report = v == TaskVersion::stages_phases ? impl_->run_on(z.phases, z.part, s)
+                                                  : impl_->run_on(z.dependencies, z.part, s);
   DeviceState state;
   APIARY_CUDA_CHECK(cudaMemcpy(&state, impl_->in.state, sizeof state, cudaMemcpyDeviceToHost));
   if (state.status == 0)
@@ -187,13 +210,13 @@ const T* TaskJacobi<T>::iterate(int k) const {
 template <class T>
 void TaskJacobi<T>::poison() {
   if (impl_->ring) impl_->x.fill_bytes(0xff);
-  impl_->partial.fill_bytes(0xff);
+  for (auto& [size, z] : impl_->by_task_nnz) z->partial.fill_bytes(0xff);
   APIARY_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 template <class T>
-const Partition& TaskJacobi<T>::partition() const {
-  return impl_->part;
+const Partition& TaskJacobi<T>::partition(Scheduler s) {
+  return impl_->sized_for(s).part;
 }
 
 template class TaskJacobi<float>;

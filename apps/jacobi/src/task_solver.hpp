@@ -56,7 +56,9 @@ class TaskJacobi {
   const T* iterate(int k) const;
   // Fills the iterate buffers with 0xff (before a checked run).
   void poison();
-  const Partition& partition() const;
+  // The partition scheduler s runs (built on the GPU at its first use): tasks are sized for the
+  // Jacobi workers each scheduler holds at once, so schedulers may differ.
+  const Partition& partition(Scheduler s);
 
  private:
   struct Impl;
