@@ -39,31 +39,43 @@ Config task_config(int tasks, const TaskOptions& o) {
 
 // Jacobi workers scheduler `s` runs at once (its kernel's occupancy; the megakernel's with
 // --blocks-per-sm): the automatic task size makes a large matrix exactly one wave of tasks
-// (auto_task_nnz), so each scheduler gets tasks sized for its own kernels (fp32: 792 under the
-// megakernel, 528 under TSK and PDC, whose kernels need more registers). (Sizing by the
-// device's thread limit instead, 16 workers per SM where the fp64 megakernel's 92 registers
-// leave room for 4, gave 4 waves per iteration with a ragged last one: lap2d_1000_perm
-// stages (inl) 93.5 ms per 1,000 iterations, 64.1 ms as one wave of 528 tasks; H200.)
+// (auto_task_nnz). (Sizing by the device's thread limit instead, 16 workers per SM where the
+// fp64 megakernel's 92 registers leave room for 4, gave 4 waves per iteration with a ragged
+// last one: lap2d_1000_perm stages (inl) 93.5 ms per 1,000 iterations, 64.1 ms as one wave of
+// 528 tasks; H200.)
 template <class T>
 long long worker_slots(const TaskOptions& o, Scheduler s) {
   using Rt = Runtime<DependencyJacobiGraph<T>>;
   return static_cast<long long>(Rt::template resident_workers<JacobiTask<T>>(task_config(1, o), s));
 }
 
-// The automatic task size for W = `slots` resident Jacobi workers: half a wave (W / 2 tasks)
-// when such tasks hold at most half_wave_max_nnz non-zeros, one wave (W tasks) above, and at
-// least 512 non-zeros. Mid-size matrices are bound by what each task costs (a claim, an
-// arrival, a spawn), not by bandwidth, and half as many tasks measured 0.82-0.97x the time
-// (H200, stages (inl), MK; A4-A6, finan512_like, g2_circuit_like in fp64 (W = 528) and fp32
-// (W = 792), 795-2,549 non-zeros per task), while lap2d_1000_perm, memory-bound, took
-// 1.3-1.7x the time with half a wave (12,617-18,925 per task). The limit lies between.
+// The workers whose wave sizes a large matrix's tasks under scheduler s: TSK's and PDC-wave's
+// own (fp32: 528, where the megakernel holds 792, so one megakernel wave took them 1.5 waves;
+// with their own, lap2d_1000_perm fp32 stages (inl) took 0.80x (TSK) and 0.85x (PDC-wave) the
+// time, H200), the megakernel's for MK and PDC spin (PDC spin measured 1.04-1.19x slower with
+// 528 tasks instead of 792 on the same matrices).
+template <class T>
+long long wave_slots(const TaskOptions& o, Scheduler s) {
+  const bool own = s == Scheduler::timesliced || s == Scheduler::device_controller_wave;
+  return worker_slots<T>(o, own ? s : Scheduler::megakernel);
+}
+
+// The automatic task size, W = `mk_slots` the megakernel's resident Jacobi workers: half a
+// wave (W / 2 tasks) when such tasks hold at most half_wave_max_nnz non-zeros, else one wave of
+// `wave_slots` (above); at least 512 non-zeros. Mid-size matrices are bound by what each task
+// costs (a claim, an arrival, a spawn), not by bandwidth, and half as many tasks measured
+// 0.82-0.97x the time (H200, stages (inl), MK; A4-A6, finan512_like, g2_circuit_like in fp64
+// (W = 528) and fp32 (W = 792), 795-2,549 non-zeros per task), while lap2d_1000_perm,
+// memory-bound, took 1.3-1.7x the time with half a wave (12,617-18,925 per task). The limit
+// lies between. (Halving TSK's and PDC's own, smaller, waves for mid-size matrices instead
+// measured 0.98-1.15x the time of these sizes.)
 inline constexpr long long half_wave_max_nnz = 4096;
 
 template <class V>
-int auto_task_nnz(const V& a, int requested, long long slots) {
+int auto_task_nnz(const V& a, int requested, long long mk_slots, long long wave_slots) {
   if (requested > 0) return requested;
-  const long long nnz = a.nnz, half = std::max<long long>(1, slots / 2);
-  const long long half_wave = (nnz + half - 1) / half, one_wave = (nnz + slots - 1) / slots;
+  const long long nnz = a.nnz, half = std::max<long long>(1, mk_slots / 2);
+  const long long half_wave = (nnz + half - 1) / half, one_wave = (nnz + wave_slots - 1) / wave_slots;
   return static_cast<int>(std::max<long long>(512, half_wave <= half_wave_max_nnz ? half_wave : one_wave));
 }
 
@@ -116,7 +128,8 @@ struct TaskJacobi<T>::Impl {
 
   // The partition for scheduler s, built on the GPU at its first use.
   Sized& sized_for(Scheduler s) {
-    const int target = auto_task_nnz(in.a, options.task_nnz, worker_slots<T>(options, s));
+    const int target = auto_task_nnz(in.a, options.task_nnz, worker_slots<T>(options, Scheduler::megakernel),
+                                     wave_slots<T>(options, s));
     auto& slot = by_task_nnz[target];
     if (!slot) slot = std::make_unique<Sized>(build_partition(in.a, options.partition, target), in.a.rows);
     return *slot;

@@ -22,9 +22,10 @@ enum class TaskVersion { stages_phases, stages_deps, checkpoints, autonomous, st
 struct TaskOptions {
   PartitionKind partition = PartitionKind::row_blocks;
   // Non-zeros per Jacobi task; 0: automatic (task_solver.cu): at least 512 (the thesis's
-  // 64 x 8); a large matrix is one even wave of tasks over the megakernel's worker slots (more
-  // tasks than slots leave a half-empty last wave), a mid-size one half a wave (each task
-  // costs a claim, an arrival and a spawn).
+  // 64 x 8); a large matrix is one even wave of tasks over the worker slots (more tasks than
+  // slots leave a half-empty last wave; TSK and PDC-wave size it by their own slots), a
+  // mid-size one half a wave of the megakernel's (each task costs a claim, an arrival and a
+  // spawn).
   int task_nnz = 0;
   // Megakernel blocks per SM (0: as many as fit). Fewer persistent blocks poll the queues
   // less, which shortens the hand-over from one task to the next.
