@@ -109,6 +109,17 @@ __global__ void __launch_bounds__(check_threads)
   if (set_conditional) cudaGraphSetConditional(handle, status == 0 ? 1u : 0u);
 }
 
+TaskVersion task_version_of(Version v) {
+  switch (v) {
+    case Version::stages_phases: return TaskVersion::stages_phases;
+    case Version::stages_deps: return TaskVersion::stages_deps;
+    case Version::checkpoints: return TaskVersion::checkpoints;
+    case Version::autonomous: return TaskVersion::autonomous;
+    case Version::stages_inline: return TaskVersion::stages_inline;
+    default: throw Error(std::string(to_string(v)) + " is not a task version (internal error)");
+  }
+}
+
 int pick_group(double avg_row) {
   if (avg_row < 12) return 1;
   if (avg_row < 32) return 4;
@@ -206,8 +217,13 @@ TaskJacobi<T>& GpuJacobi<T>::tasks() {
 }
 
 template <class T>
+const Partition& GpuJacobi<T>::partition(Version v) {
+  return tasks().partition(task_version_of(v), scheduler_);
+}
+
+template <class T>
 const Partition& GpuJacobi<T>::partition() {
-  return tasks().partition(scheduler_);
+  return partition(is_task_version(last_) ? last_ : Version::stages_inline);
 }
 
 template <class T>
@@ -353,11 +369,7 @@ void GpuJacobi<T>::run(Version v) {
     case Version::kbk: reset(); run_kbk(); break;
     case Version::graph: reset(); run_graph(); break;
     case Version::cusparse: reset(); run_cusparse(); break;
-    case Version::stages_phases: report_ = tasks().run(TaskVersion::stages_phases, scheduler_); break;
-    case Version::stages_deps: report_ = tasks().run(TaskVersion::stages_deps, scheduler_); break;
-    case Version::checkpoints: report_ = tasks().run(TaskVersion::checkpoints, scheduler_); break;
-    case Version::autonomous: report_ = tasks().run(TaskVersion::autonomous, scheduler_); break;
-    case Version::stages_inline: report_ = tasks().run(TaskVersion::stages_inline, scheduler_); break;
+    default: report_ = tasks().run(task_version_of(v), scheduler_); break;
   }
 }
 

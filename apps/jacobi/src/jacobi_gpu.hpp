@@ -86,7 +86,10 @@ class GpuJacobi {
   Scheduler scheduler() const { return scheduler_; }
   // The runtime's report of the last task-version run.
   const Report& last_report() const { return report_; }
-  // The task partition of the scheduler set last (built on the GPU at its first use).
+  // The task partition of version v under the scheduler set last (built on the GPU at its first
+  // use; tasks are sized for the workers that run them), and that of the task version run last
+  // (stages_inline before any).
+  const Partition& partition(Version v);
   const Partition& partition();
   // True when the task versions do the reference's exact arithmetic (no split rows, none
   // longer than a group sums by itself).

@@ -245,7 +245,7 @@ int run_matrix(const Options& o, const Context& ctx, const spmv::MatrixSource& s
     for (Scheduler sched : schedulers) {
       if (is_task_version(v)) {
         solver.set_scheduler(sched);
-        const Partition& part = solver.partition();
+        const Partition& part = solver.partition(v);
         if (partitions_printed.insert(part.target_nnz).second)
           std::printf("  partition %s for %s: %d tasks of <= ~%d non-zeros (max %d rows), %d split rows, longest row "
                       "%d, %lld neighbour links (max %d per task), built on the GPU in %.2f ms\n",

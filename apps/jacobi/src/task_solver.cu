@@ -49,14 +49,17 @@ long long worker_slots(const TaskOptions& o, Scheduler s) {
   return static_cast<long long>(Rt::template resident_workers<JacobiTask<T>>(task_config(1, o), s));
 }
 
-// The workers whose wave sizes a large matrix's tasks under scheduler s: TSK's and PDC-wave's
-// own (fp32: 528, where the megakernel holds 792, so one megakernel wave took them 1.5 waves;
-// with their own, lap2d_1000_perm fp32 stages (inl) took 0.80x (TSK) and 0.85x (PDC-wave) the
-// time, H200), the megakernel's for MK and PDC spin (PDC spin measured 1.04-1.19x slower with
-// 528 tasks instead of 792 on the same matrices).
+// The workers whose wave sizes a large matrix's tasks for version v under scheduler s: TSK's and
+// PDC-wave's own for the dependency graph (fp32: 528, where the megakernel holds 792, so one
+// megakernel wave took them 1.5 waves; with their own, lap2d_1000_perm fp32 stages (inl) took
+// 0.80x (TSK) and 0.85x (PDC-wave) the time, H200), else the megakernel's: under MK; under PDC
+// spin (1.04-1.19x slower with 528 tasks instead of 792 on the same matrices); and for
+// stages_phases, whose own graph's TSK kernel holds 792 fp32 workers (1.16x slower on
+// powerlaw_dd_1m with the dependency graph's 528).
 template <class T>
-long long wave_slots(const TaskOptions& o, Scheduler s) {
-  const bool own = s == Scheduler::timesliced || s == Scheduler::device_controller_wave;
+long long wave_slots(const TaskOptions& o, TaskVersion v, Scheduler s) {
+  const bool own = v != TaskVersion::stages_phases &&
+                   (s == Scheduler::timesliced || s == Scheduler::device_controller_wave);
   return worker_slots<T>(o, own ? s : Scheduler::megakernel);
 }
 
@@ -126,10 +129,10 @@ struct TaskJacobi<T>::Impl {
   Impl(const TaskInputs<T>& inputs, const Params& params, const TaskOptions& o)
       : in(inputs), p(params), options(o), global_sum(2), arrivals(2), problem(1) {}
 
-  // The partition for scheduler s, built on the GPU at its first use.
-  Sized& sized_for(Scheduler s) {
+  // The partition for version v under scheduler s, built on the GPU at its first use.
+  Sized& sized_for(TaskVersion v, Scheduler s) {
     const int target = auto_task_nnz(in.a, options.task_nnz, worker_slots<T>(options, Scheduler::megakernel),
-                                     wave_slots<T>(options, s));
+                                     wave_slots<T>(options, v, s));
     auto& slot = by_task_nnz[target];
     if (!slot) slot = std::make_unique<Sized>(build_partition(in.a, options.partition, target), in.a.rows);
     return *slot;
@@ -204,7 +207,7 @@ TaskJacobi<T>::~TaskJacobi() = default;
 
 template <class T>
 Report TaskJacobi<T>::run(TaskVersion v, Scheduler s) {
-  auto& z = impl_->sized_for(s);
+  auto& z = impl_->sized_for(v, s);
   impl_->reset(v, z);
   Report report = v == TaskVersion::stages_phases ? impl_->run_on(z.phases, z.part, s)
                                                   : impl_->run_on(z.dependencies, z.part, s);
@@ -228,8 +231,8 @@ void TaskJacobi<T>::poison() {
 }
 
 template <class T>
-const Partition& TaskJacobi<T>::partition(Scheduler s) {
-  return impl_->sized_for(s).part;
+const Partition& TaskJacobi<T>::partition(TaskVersion v, Scheduler s) {
+  return impl_->sized_for(v, s).part;
 }
 
 template class TaskJacobi<float>;

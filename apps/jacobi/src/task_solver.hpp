@@ -57,9 +57,9 @@ class TaskJacobi {
   const T* iterate(int k) const;
   // Fills the iterate buffers with 0xff (before a checked run).
   void poison();
-  // The partition scheduler s runs (built on the GPU at its first use): tasks are sized for the
-  // Jacobi workers each scheduler holds at once, so schedulers may differ.
-  const Partition& partition(Scheduler s);
+  // The partition version v runs under scheduler s (built on the GPU at its first use): tasks are
+  // sized for the Jacobi workers that run them (task_solver.cu), so partitions may differ.
+  const Partition& partition(TaskVersion v, Scheduler s);
 
  private:
   struct Impl;
