@@ -217,19 +217,26 @@ TaskJacobi<T>& GpuJacobi<T>::tasks() {
 }
 
 template <class T>
-const Partition& GpuJacobi<T>::partition(Version v) {
-  return tasks().partition(task_version_of(v), scheduler_);
+const Partition& GpuJacobi<T>::partition(Version v, Scheduler s) {
+  return tasks().partition(task_version_of(v), s);
 }
 
 template <class T>
 const Partition& GpuJacobi<T>::partition() {
-  return partition(is_task_version(last_) ? last_ : Version::stages_inline);
+  return partition(is_task_version(last_) ? last_ : Version::stages_inline, scheduler_);
 }
 
 template <class T>
 bool GpuJacobi<T>::task_arithmetic_exact() {
-  // Split rows add pieces in arrival order; long rows are summed by a whole task (another order).
-  return partition().split_rows == 0 && partition().max_row_nnz <= long_row_nnz(group_);
+  // Split rows add pieces in arrival order; grouped rows longer than a group sums by itself are
+  // summed by a whole task (another order). Staged rows are summed in order by one thread.
+  if (partition().split_rows != 0) return false;
+  return row_mapping() == RowMapping::staged || partition().max_row_nnz <= long_row_nnz(group_);
+}
+
+template <class T>
+RowMapping GpuJacobi<T>::row_mapping() {
+  return tasks().row_mapping();
 }
 
 template <class T>

@@ -86,14 +86,16 @@ class GpuJacobi {
   Scheduler scheduler() const { return scheduler_; }
   // The runtime's report of the last task-version run.
   const Report& last_report() const { return report_; }
-  // The task partition of version v under the scheduler set last (built on the GPU at its first
-  // use; tasks are sized for the workers that run them), and that of the task version run last
-  // (stages_inline before any).
-  const Partition& partition(Version v);
+  // The task partition of version v under scheduler s (built on the GPU at its first use; tasks
+  // are sized for the workers that run them), and that of the task version run last under the
+  // scheduler set last (stages_inline before any).
+  const Partition& partition(Version v, Scheduler s);
   const Partition& partition();
   // True when the task versions do the reference's exact arithmetic (no split rows, none
   // longer than a group sums by itself).
   bool task_arithmetic_exact();
+  // How the task versions map rows to threads (TaskOptions::rows, automatic resolved).
+  RowMapping row_mapping();
   // The result of the last run (downloads x_k).
   Result<T> result() const;
   // Fills both iterate buffers and the state with 0xff (before a checked run).

@@ -61,6 +61,9 @@ void usage(const char* program) {
       "                           TSK and PDC-wave when they run)\n"
       "  --blocks-per-sm N        megakernel blocks per SM for the task versions (default: the blocks\n"
       "                           the tasks fill, at most as many as fit)\n"
+      "  --rows auto|staged|grouped   how a task maps rows to threads (default auto: staged when no\n"
+      "                           row is longer than 128 non-zeros; staged streams the task's\n"
+      "                           non-zeros through shared memory, grouped reads them row by row)\n"
       "  --omega W (1)  --tol T (1e-6, relative residual)  --max-iter N (20000)  --check-every C (1)\n"
       "  --repeats R (5)  --json FILE (JSON lines, appended)  --require-convergence\n"
       "  --check-budget W         CPU reference work limit in nnz*iterations (1e9); above it the check\n"
@@ -105,6 +108,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--partition") o.tasks.partition = parse_partition(value());
     else if (arg == "--task-nnz") o.tasks.task_nnz = static_cast<int>(number());
     else if (arg == "--blocks-per-sm") o.tasks.blocks_per_sm = static_cast<unsigned>(number());
+    else if (arg == "--rows") o.tasks.rows = parse_row_mapping(value());
     else if (arg == "--omega") o.params.omega = number();
     else if (arg == "--tol") o.params.tol = number();
     else if (arg == "--max-iter") o.params.max_iter = static_cast<int>(number());
@@ -198,6 +202,7 @@ int run_version(const Options& o, const Context& ctx, const spmv::MatrixSource& 
         const Report& rep = solver.last_report();
         rec["config"]["partition"] = to_string(part.kind);
         rec["config"]["task_nnz"] = part.target_nnz;
+        rec["config"]["rows"] = to_string(solver.row_mapping());
         rec["config"]["tasks"] = part.tasks;
         rec["metrics"]["partition_ms"] = part.build_ms;
         rec["metrics"]["split_rows"] = part.split_rows;
@@ -244,14 +249,13 @@ int run_matrix(const Options& o, const Context& ctx, const spmv::MatrixSource& s
         is_task_version(v) ? parse_schedulers(o.schedulers) : std::vector<Scheduler>{Scheduler::megakernel};
     for (Scheduler sched : schedulers) {
       if (is_task_version(v)) {
-        solver.set_scheduler(sched);
-        const Partition& part = solver.partition(v);
+        const Partition& part = solver.partition(v, sched);
         if (partitions_printed.insert(part.target_nnz).second)
-          std::printf("  partition %s for %s: %d tasks of <= ~%d non-zeros (max %d rows), %d split rows, longest row "
-                      "%d, %lld neighbour links (max %d per task), built on the GPU in %.2f ms\n",
+          std::printf("  partition %s for %s: %d tasks of <= ~%d non-zeros (max %d rows, %s rows), %d split rows, "
+                      "longest row %d, %lld neighbour links (max %d per task), built on the GPU in %.2f ms\n",
                       to_string(part.kind), std::string(to_string(sched)).c_str(), part.tasks, part.target_nnz,
-                      part.max_rows_per_task, part.split_rows, part.max_row_nnz, part.edges, part.max_neighbors,
-                      part.build_ms);
+                      part.max_rows_per_task, to_string(solver.row_mapping()), part.split_rows, part.max_row_nnz,
+                      part.edges, part.max_neighbors, part.build_ms);
       }
       failures += run_version(o, ctx, src, a, b, ref, check, cpu_ms, solver, checker.get(), v, sched, json);
     }

@@ -45,6 +45,8 @@
 
 #include <apiary/apiary.cuh>
 
+#include <cuda_pipeline.h>
+
 #include <cstdint>
 
 namespace apiary::jacobi {
@@ -72,7 +74,8 @@ struct TaskProblem {
   unsigned* arrivals;       // 2
   DeviceState* state;
   int tasks;
-  int group;                // threads per row inside a task: 1, 4, 8 or 32
+  int group;                // threads per row inside a task: 1, 4, 8 or 32 (grouped rows)
+  int staged;               // 1: staged rows, 0: grouped rows (task_solver.hpp, RowMapping)
   TaskMode mode;
 };
 
@@ -115,13 +118,35 @@ struct CheckTask;
 template <class T>
 struct ReleaseTask;
 
-// A JacobiTask's shared memory: per-warp sums, two flags, the long rows of the task (below).
+// Staged rows: a task streams its non-zeros through shared memory in chunks of this many (the
+// CSR-stream idea): one wave of asynchronous copies brings a chunk's values, columns and row
+// offsets, the gathers of x_k are issued together, then each thread sums whole rows from shared
+// memory in the reference's order. A task's threads otherwise walk their rows one round after
+// another, every round a chain of dependent loads (row offsets, then columns, then x).
+inline constexpr int staged_chunk = 2048;
+
+template <class T>
+struct StagedRows {
+  T values[staged_chunk];  // a_ij, then the products a_ij x_j
+  union {
+    index_t cols[staged_chunk];
+    T sums[staged_chunk];  // the chunk's row sums (the columns are used up by then)
+  };
+  index_t offsets[staged_chunk + 1];  // of the rows that can meet the chunk
+  T carry;                            // the sum so far of a row that goes on into the next chunk
+  index_t next_row;                   // the first row of the next chunk
+};
+
+// A JacobiTask's shared memory: per-warp sums, two flags, the long rows of the task (below),
+// the staging area of staged rows.
+template <class T>
 struct JacobiShared {
   double warp_sums[4];
   int decided;
   int stopped;
   int long_count;
   index_t long_rows[long_rows_per_pass];
+  StagedRows<T> staged;
 };
 
 template <class T>
@@ -129,7 +154,7 @@ struct JacobiTask {
   using Item = JacobiItem;
   static constexpr unsigned threads = 128;
   static_assert(threads / 32 <= 4, "JacobiShared holds one sum per warp");
-  static constexpr unsigned shared_bytes = sizeof(JacobiShared);
+  static constexpr unsigned shared_bytes = sizeof(JacobiShared<T>);
   static constexpr const char* name = "Jacobi";
   template <class Ctx>
   __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const;
@@ -201,7 +226,7 @@ __device__ inline double settle_row(const TaskProblem<T>& P, const TaskRange r, 
 // thread's share of ||r_k||^2.
 template <class T, int G>
 __device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k, unsigned rank, unsigned size,
-                              JacobiShared& sh) {
+                              JacobiShared<T>& sh) {
   const T* xin = P.x + static_cast<std::size_t>(k % P.ring) * P.a.rows;
   T* xout = P.x + static_cast<std::size_t>((k + 1) % P.ring) * P.a.rows;
   const int lane = static_cast<int>(rank) % G;
@@ -242,7 +267,7 @@ __device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k,
 // Pass 2: each listed long row piece summed by all threads of the task (fixed order per
 // thread, then a fixed-shape reduction), settled by thread 0. Returns thread 0's r^2 share.
 template <class T>
-__device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared& sh) {
+__device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared<T>& sh) {
   const T* xin = P.x + static_cast<std::size_t>(k % P.ring) * P.a.rows;
   T* xout = P.x + static_cast<std::size_t>((k + 1) % P.ring) * P.a.rows;
   const int count = sh.long_count < long_rows_per_pass ? sh.long_count : long_rows_per_pass;  // read after a sync
@@ -269,8 +294,84 @@ __device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, i
   return rr;
 }
 
+// Staged rows (StagedRows above), chunk by chunk over the task's non-zeros [e0, e1). The rows
+// that meet a chunk are at most staged_chunk: every row holds its diagonal (checked_diagonal).
+// A row running on past the chunk hands its sum so far to the next chunk (carry), so every
+// row is summed in order by one thread: the reference's arithmetic, whatever the row lengths.
+// Returns this thread's share of ||r_k||^2.
 template <class T>
-__device__ double update_task_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared& sh) {
+__device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r, int k, Worker w,
+                                     StagedRows<T>& st) {
+  const T* xin = P.x + static_cast<std::size_t>(k % P.ring) * P.a.rows;
+  T* xout = P.x + static_cast<std::size_t>((k + 1) % P.ring) * P.a.rows;
+  const int rank = static_cast<int>(w.rank()), size = static_cast<int>(w.size());
+  double rr = 0;
+  index_t first = r.r0;
+  for (index_t c0 = r.e0; c0 < r.e1; c0 += staged_chunk) {
+    const index_t c1 = c0 + staged_chunk < r.e1 ? c0 + staged_chunk : r.e1;
+    const int n = c1 - c0;
+    const int rows = r.r1 - first < staged_chunk ? r.r1 - first : staged_chunk;
+    // 1. The chunk's values, columns and row offsets, copied asynchronously all at once.
+    for (int i = rank; i < n; i += size) {
+      __pipeline_memcpy_async(&st.values[i], &P.a.values[c0 + i], sizeof(T));
+      __pipeline_memcpy_async(&st.cols[i], &P.a.col_indices[c0 + i], sizeof(index_t));
+    }
+    for (int i = rank; i <= rows; i += size)
+      __pipeline_memcpy_async(&st.offsets[i], &P.a.row_offsets[first + i], sizeof(index_t));
+    __pipeline_commit();
+    const T carried = st.carry;  // written by the previous chunk's step 4, read before step 3's writes
+    __pipeline_wait_prior(0);
+    w.sync();
+    // 2. The products a_ij x_j, eight gathers of x_k in flight per thread.
+    constexpr int batch = 8;
+    for (int base = rank; base < n; base += batch * size) {
+      T xv[batch];
+#pragma unroll
+      for (int u = 0; u < batch; ++u) {
+        const int i = base + u * size;
+        xv[u] = i < n ? __ldcg(&xin[st.cols[i]]) : T(0);
+      }
+#pragma unroll
+      for (int u = 0; u < batch; ++u) {
+        const int i = base + u * size;
+        if (i < n) st.values[i] = mul_rn(st.values[i], xv[u]);
+      }
+    }
+    w.sync();
+    // 3. Row sums, one thread per row, in order.
+    for (int i = rank; i < rows; i += size) {
+      const index_t rb = st.offsets[i];
+      if (rb >= c1) break;
+      const index_t re = st.offsets[i + 1];
+      const index_t lo = rb > c0 ? rb : c0, hi = re < c1 ? re : c1;
+      T sum = rb < c0 && c0 > r.e0 ? carried : T(0);  // a row begun in the previous chunk
+      for (index_t e = lo; e < hi; ++e) sum = add_rn(sum, st.values[e - c0]);
+      st.sums[i] = sum;
+    }
+    w.sync();
+    // 4. Finish the rows that end in this chunk; the row that goes on past it (if any) carries.
+    for (int i = rank; i < rows; i += size) {
+      const index_t rb = st.offsets[i];
+      if (rb >= c1) break;
+      const index_t re = st.offsets[i + 1];
+      const index_t row = first + i;
+      if (re >= c1) st.next_row = re > c1 ? row : row + 1;  // the chunk's last row
+      if (re > c1 && c1 < r.e1) {
+        st.carry = st.sums[i];
+        continue;
+      }
+      const bool complete = rb >= r.e0 && re <= r.e1;
+      rr += complete ? finish_row(P, row, st.sums[i], xin, xout) : add_piece(P, row, k, st.sums[i], xin, xout);
+    }
+    w.sync();
+    first = st.next_row;
+  }
+  return rr;
+}
+
+template <class T>
+__device__ double update_task_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared<T>& sh) {
+  if (P.staged) return update_rows_staged(P, r, k, w, sh.staged);
   if (w.rank() == 0) sh.long_count = 0;
   w.sync();
   double rr = 0;
@@ -374,7 +475,7 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
   const int t = item.t, k = item.k;
   // Autonomous runs go on as no-ops after a stop, up to the gate (see the header comment).
   // One read for the whole worker, so that its threads take the same branches.
-  JacobiShared& sh = *w.shared<JacobiShared>();
+  JacobiShared<T>& sh = *w.shared<JacobiShared<T>>();
   if (P.mode == TaskMode::autonomous) {
     if (w.rank() == 0) sh.stopped = load_status(P.state);
     w.sync();

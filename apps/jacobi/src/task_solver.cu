@@ -49,23 +49,22 @@ long long worker_slots(const TaskOptions& o, Scheduler s) {
   return static_cast<long long>(Rt::template resident_workers<JacobiTask<T>>(task_config(1, o), s));
 }
 
-// The workers whose wave sizes a large matrix's tasks for version v under scheduler s: TSK's and
-// PDC-wave's own for the dependency graph (fp32: 528, where the megakernel holds 792, so one
-// megakernel wave took them 1.5 waves; with their own, lap2d_1000_perm fp32 stages (inl) took
-// 0.80x (TSK) and 0.85x (PDC-wave) the time, H200), else the megakernel's: under MK; under PDC
-// spin (1.04-1.19x slower with 528 tasks instead of 792 on the same matrices); and for
-// stages_phases, whose own graph's TSK kernel holds 792 fp32 workers (1.16x slower on
-// powerlaw_dd_1m with the dependency graph's 528).
-template <class T>
-long long wave_slots(const TaskOptions& o, TaskVersion v, Scheduler s) {
+// The scheduler whose resident workers size a large matrix's one wave of tasks for version v
+// under scheduler s: TSK's and PDC-wave's own for the dependency graph (fp32: 528, where the
+// megakernel holds 792, so one megakernel wave took them 1.5 waves; with their own,
+// lap2d_1000_perm fp32 stages (inl) took 0.80x (TSK) and 0.85x (PDC-wave) the time, H200), else
+// the megakernel's: under MK; under PDC spin (1.04-1.19x slower with 528 tasks instead of 792 on
+// the same matrices); and for stages_phases, whose own graph's TSK kernel holds 792 fp32
+// workers (1.16x slower on powerlaw_dd_1m with the dependency graph's 528).
+inline Scheduler wave_scheduler(TaskVersion v, Scheduler s) {
   const bool own = v != TaskVersion::stages_phases &&
                    (s == Scheduler::timesliced || s == Scheduler::device_controller_wave);
-  return worker_slots<T>(o, own ? s : Scheduler::megakernel);
+  return own ? s : Scheduler::megakernel;
 }
 
 // The automatic task size, W = `mk_slots` the megakernel's resident Jacobi workers: half a
 // wave (W / 2 tasks) when such tasks hold at most half_wave_max_nnz non-zeros, else one wave of
-// `wave_slots` (above); at least 512 non-zeros. Mid-size matrices are bound by what each task
+// the workers of `wave_scheduler` (above); at least 512 non-zeros. Mid-size matrices are bound by what each task
 // costs (a claim, an arrival, a spawn), not by bandwidth, and half as many tasks measured
 // 0.82-0.97x the time (H200, stages (inl), MK; A4-A6, finan512_like, g2_circuit_like in fp64
 // (W = 528) and fp32 (W = 792), 795-2,549 non-zeros per task), while lap2d_1000_perm,
@@ -97,7 +96,32 @@ Config with_megakernel_blocks(Config c, int tasks, const TaskOptions& o) {
   return c;
 }
 
+// Rows up to this long are summed by one thread from shared memory under RowMapping::automatic
+// (a longer one would hold up its task: the grouped mapping hands it to the whole task).
+inline constexpr int staged_max_row_nnz = 128;
+
+RowMapping resolve(RowMapping m, const Partition& part) {
+  if (m != RowMapping::automatic) return m;
+  return part.max_row_nnz <= staged_max_row_nnz ? RowMapping::staged : RowMapping::grouped;
+}
+
 }  // namespace
+
+const char* to_string(RowMapping m) {
+  switch (m) {
+    case RowMapping::automatic: return "auto";
+    case RowMapping::staged: return "staged";
+    case RowMapping::grouped: return "grouped";
+  }
+  return "?";
+}
+
+RowMapping parse_row_mapping(std::string_view s) {
+  if (s == "auto") return RowMapping::automatic;
+  if (s == "staged") return RowMapping::staged;
+  if (s == "grouped") return RowMapping::grouped;
+  throw InputError("--rows", "unknown row mapping '" + std::string(s) + "'; use auto, staged or grouped");
+}
 
 template <class T>
 struct TaskJacobi<T>::Impl {
@@ -129,10 +153,18 @@ struct TaskJacobi<T>::Impl {
   Impl(const TaskInputs<T>& inputs, const Params& params, const TaskOptions& o)
       : in(inputs), p(params), options(o), global_sum(2), arrivals(2), problem(1) {}
 
+  // Resident Jacobi workers per scheduler, asked once: the occupancy query reads the device's
+  // properties, and run() (timed by the benchmark) asks for them on every solve.
+  std::map<Scheduler, long long> slots_by_scheduler;
+  long long slots(Scheduler s) {
+    if (auto it = slots_by_scheduler.find(s); it != slots_by_scheduler.end()) return it->second;
+    return slots_by_scheduler[s] = worker_slots<T>(options, s);
+  }
+
   // The partition for version v under scheduler s, built on the GPU at its first use.
   Sized& sized_for(TaskVersion v, Scheduler s) {
-    const int target = auto_task_nnz(in.a, options.task_nnz, worker_slots<T>(options, Scheduler::megakernel),
-                                     wave_slots<T>(options, v, s));
+    const int target =
+        auto_task_nnz(in.a, options.task_nnz, slots(Scheduler::megakernel), slots(wave_scheduler(v, s)));
     auto& slot = by_task_nnz[target];
     if (!slot) slot = std::make_unique<Sized>(build_partition(in.a, options.partition, target), in.a.rows);
     return *slot;
@@ -183,6 +215,7 @@ struct TaskJacobi<T>::Impl {
     pr.state = in.state;
     pr.tasks = part.tasks;
     pr.group = in.group;
+    pr.staged = resolve(options.rows, part) == RowMapping::staged;
     pr.mode = mode_of(v);
     APIARY_CUDA_CHECK(cudaMemcpyAsync(problem.data(), &pr, sizeof pr, cudaMemcpyHostToDevice, nullptr));
     // The runtime works on its own non-blocking stream: finish these first.
@@ -233,6 +266,14 @@ void TaskJacobi<T>::poison() {
 template <class T>
 const Partition& TaskJacobi<T>::partition(TaskVersion v, Scheduler s) {
   return impl_->sized_for(v, s).part;
+}
+
+template <class T>
+RowMapping TaskJacobi<T>::row_mapping() {
+  // Every partition of a matrix has the same longest row; build the default one if none exists.
+  const Partition& part = impl_->by_task_nnz.empty() ? partition(TaskVersion::stages_inline, Scheduler::megakernel)
+                                                     : impl_->by_task_nnz.begin()->second->part;
+  return resolve(impl_->options.rows, part);
 }
 
 template class TaskJacobi<float>;

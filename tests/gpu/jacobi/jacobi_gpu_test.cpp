@@ -3,7 +3,8 @@
 // against the CPU reference of the same precision (poisoned iterates first): the real
 // converging matrices (FACTS iteration counts), generated ones (diagonally dominant random,
 // power-law, grouped rows, long rows summed by a whole task, more of them than a task lists),
-// both task partitions (whole rows; balanced with split rows),
+// both task partitions (whole rows; balanced with split rows), both row mappings (staged through
+// shared memory, with rows crossing chunks; grouped),
 // check_every > 1, max iterations; every Jacobi task runs exactly once per iteration; and the
 // error cases, which must end with a clear message (zero diagonal, non-square, divergence) and
 // never hang. Skips (77) without a GPU.
@@ -182,6 +183,25 @@ int main() {
       check_versions<double>("lap3D balanced 48", real("lap3D_7pt_n20"), p, 1013, Status::converged, small);
       Only rows{false, TaskOptions{PartitionKind::row_blocks, 100}};
       check_versions<double>("gr_30_30 rows 100", real("gr_30_30"), p, 1393, Status::converged, rows);
+    }
+    std::printf("== row mappings: staged (chunks of non-zeros through shared memory), grouped\n");
+    {
+      // Staged rows on a power-law matrix (automatic picks grouped there): rows of up to 2,000
+      // non-zeros cross chunk boundaries (carried sums); with the balanced partition, pieces of
+      // split rows; as one task, ~60 chunks in a row.
+      const auto pl = generate("dd:powerlaw:n=20000,avg=6,alpha=1.6,max=2000,seed=5");
+      Only staged{false, TaskOptions{PartitionKind::row_blocks, 0, 0, RowMapping::staged}};
+      check_versions<double>("powerlaw staged", pl, p, -1, Status::converged, staged);
+      check_versions<float>("powerlaw staged", pl, p, -1, Status::converged, staged);
+      Only staged_balanced{false, TaskOptions{PartitionKind::balanced, 3000, 0, RowMapping::staged}};
+      check_versions<double>("powerlaw staged balanced", pl, p, -1, Status::converged, staged_balanced);
+      Only staged_one{false, TaskOptions{PartitionKind::row_blocks, 1 << 30, 0, RowMapping::staged}};
+      check_versions<double>("powerlaw staged one task", pl, p, -1, Status::converged, staged_one);
+      // Grouped rows where automatic now picks staged: 4 threads per row (A4), one (lap3D).
+      Only grouped{false, TaskOptions{PartitionKind::row_blocks, 0, 0, RowMapping::grouped}};
+      check_versions<double>("A4 grouped", generate("A4"), p, -1, Status::converged, grouped);
+      check_versions<float>("A4 grouped", generate("A4"), p, -1, Status::converged, grouped);
+      check_versions<double>("lap3D grouped", real("lap3D_7pt_n20"), p, 1013, Status::converged, grouped);
     }
     std::printf("== parameters: check_every = 7, omega = 0.8, max iterations\n");
     {
