@@ -228,16 +228,13 @@ const Partition& GpuJacobi<T>::partition() {
 
 template <class T>
 bool GpuJacobi<T>::task_arithmetic_exact() {
-  // Split rows add pieces in arrival order; grouped rows longer than a group sums by itself are
-  // summed by a whole task (another order). Staged rows are summed in order by one thread.
+  // Split rows add pieces in arrival order; long rows are summed by a warp (staged) or a whole
+  // task (grouped) in another order than the reference's.
   if (partition().split_rows != 0) return false;
-  return row_mapping() == RowMapping::staged || partition().max_row_nnz <= long_row_nnz(group_);
+  const int own_order = row_mapping() == RowMapping::staged ? staged_long_row_nnz : long_row_nnz(group_);
+  return partition().max_row_nnz <= own_order;
 }
 
-template <class T>
-RowMapping GpuJacobi<T>::row_mapping() {
-  return tasks().row_mapping();
-}
 
 template <class T>
 void GpuJacobi<T>::poison() {

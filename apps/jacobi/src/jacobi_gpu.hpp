@@ -94,8 +94,8 @@ class GpuJacobi {
   // True when the task versions do the reference's exact arithmetic (no split rows, none
   // longer than a group sums by itself).
   bool task_arithmetic_exact();
-  // How the task versions map rows to threads (TaskOptions::rows, automatic resolved).
-  RowMapping row_mapping();
+  // How the task versions map rows to threads (TaskOptions::rows).
+  RowMapping row_mapping() const { return task_options_.rows; }
   // The result of the last run (downloads x_k).
   Result<T> result() const;
   // Fills both iterate buffers and the state with 0xff (before a checked run).

@@ -30,6 +30,9 @@ enum class PartitionKind { row_blocks, balanced };
 // Jacobi tasks (task_graph.cuh) with G threads per row leave a row (piece) longer than this to
 // all their threads together, so that no group walks far more than the others (power-law rows).
 constexpr int long_row_nnz(int group) { return 32 * group; }
+// Jacobi tasks with staged rows sum a row piece of a chunk longer than this with a warp, shorter
+// ones with one thread in the reference's order.
+inline constexpr int staged_long_row_nnz = 128;
 const char* to_string(PartitionKind k);
 PartitionKind parse_partition(std::string_view s);  // InputError for unknown names
 

@@ -135,6 +135,10 @@ struct StagedRows {
   index_t offsets[staged_chunk + 1];  // of the rows that can meet the chunk
   T carry;                            // the sum so far of a row that goes on into the next chunk
   index_t next_row;                   // the first row of the next chunk
+  // Row pieces longer than staged_long_row_nnz (partition.hpp) in the chunk, each summed by a
+  // warp: no more than this many fit in a chunk.
+  int long_count;
+  int long_rows[staged_chunk / (staged_long_row_nnz + 1) + 1];
 };
 
 // A JacobiTask's shared memory: per-warp sums, two flags, the long rows of the task (below),
@@ -296,8 +300,10 @@ __device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, i
 
 // Staged rows (StagedRows above), chunk by chunk over the task's non-zeros [e0, e1). The rows
 // that meet a chunk are at most staged_chunk: every row holds its diagonal (checked_diagonal).
-// A row running on past the chunk hands its sum so far to the next chunk (carry), so every
-// row is summed in order by one thread: the reference's arithmetic, whatever the row lengths.
+// A row running on past the chunk hands its sum so far to the next chunk (carry). Each row
+// piece of up to staged_long_row_nnz non-zeros in a chunk is summed in order by one thread (the
+// reference's arithmetic); a longer one by a warp, so that one power-law row does not hold up
+// the task (measured: a 20,000-long row summed by one thread bounded the iteration).
 // Returns this thread's share of ||r_k||^2.
 template <class T>
 __device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r, int k, Worker w,
@@ -320,6 +326,7 @@ __device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r,
       __pipeline_memcpy_async(&st.offsets[i], &P.a.row_offsets[first + i], sizeof(index_t));
     __pipeline_commit();
     const T carried = st.carry;  // written by the previous chunk's step 4, read before step 3's writes
+    if (rank == 0) st.long_count = 0;
     __pipeline_wait_prior(0);
     w.sync();
     // 2. The products a_ij x_j, eight gathers of x_k in flight per thread.
@@ -338,17 +345,35 @@ __device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r,
       }
     }
     w.sync();
-    // 3. Row sums, one thread per row, in order.
+    // 3. Row sums, one thread per row, in order; long pieces are listed for 3b.
     for (int i = rank; i < rows; i += size) {
       const index_t rb = st.offsets[i];
       if (rb >= c1) break;
       const index_t re = st.offsets[i + 1];
       const index_t lo = rb > c0 ? rb : c0, hi = re < c1 ? re : c1;
+      if (hi - lo > staged_long_row_nnz) {
+        st.long_rows[atomicAdd(&st.long_count, 1)] = i;
+        continue;
+      }
       T sum = rb < c0 && c0 > r.e0 ? carried : T(0);  // a row begun in the previous chunk
       for (index_t e = lo; e < hi; ++e) sum = add_rn(sum, st.values[e - c0]);
       st.sums[i] = sum;
     }
     w.sync();
+    // 3b. Long pieces, a warp each: strided sums, then a shuffle tree.
+    if (const int longs = st.long_count; longs > 0) {
+      const int lane = rank % 32;
+      for (int j = rank / 32; j < longs; j += size / 32) {
+        const int i = st.long_rows[j];
+        const index_t rb = st.offsets[i], re = st.offsets[i + 1];
+        const index_t lo = rb > c0 ? rb : c0, hi = re < c1 ? re : c1;
+        T sum = 0;
+        for (index_t e = lo + lane; e < hi; e += 32) sum = add_rn(sum, st.values[e - c0]);
+        for (int off = 16; off > 0; off /= 2) sum = add_rn(sum, __shfl_down_sync(0xffffffffu, sum, off));
+        if (lane == 0) st.sums[i] = rb < c0 && c0 > r.e0 ? add_rn(carried, sum) : sum;
+      }
+      w.sync();
+    }
     // 4. Finish the rows that end in this chunk; the row that goes on past it (if any) carries.
     for (int i = rank; i < rows; i += size) {
       const index_t rb = st.offsets[i];

@@ -96,20 +96,10 @@ Config with_megakernel_blocks(Config c, int tasks, const TaskOptions& o) {
   return c;
 }
 
-// Rows up to this long are summed by one thread from shared memory under RowMapping::automatic
-// (a longer one would hold up its task: the grouped mapping hands it to the whole task).
-inline constexpr int staged_max_row_nnz = 128;
-
-RowMapping resolve(RowMapping m, const Partition& part) {
-  if (m != RowMapping::automatic) return m;
-  return part.max_row_nnz <= staged_max_row_nnz ? RowMapping::staged : RowMapping::grouped;
-}
-
 }  // namespace
 
 const char* to_string(RowMapping m) {
   switch (m) {
-    case RowMapping::automatic: return "auto";
     case RowMapping::staged: return "staged";
     case RowMapping::grouped: return "grouped";
   }
@@ -117,10 +107,9 @@ const char* to_string(RowMapping m) {
 }
 
 RowMapping parse_row_mapping(std::string_view s) {
-  if (s == "auto") return RowMapping::automatic;
   if (s == "staged") return RowMapping::staged;
   if (s == "grouped") return RowMapping::grouped;
-  throw InputError("--rows", "unknown row mapping '" + std::string(s) + "'; use auto, staged or grouped");
+  throw InputError("--rows", "unknown row mapping '" + std::string(s) + "'; use staged or grouped");
 }
 
 template <class T>
@@ -215,7 +204,7 @@ struct TaskJacobi<T>::Impl {
     pr.state = in.state;
     pr.tasks = part.tasks;
     pr.group = in.group;
-    pr.staged = resolve(options.rows, part) == RowMapping::staged;
+    pr.staged = options.rows == RowMapping::staged;
     pr.mode = mode_of(v);
     APIARY_CUDA_CHECK(cudaMemcpyAsync(problem.data(), &pr, sizeof pr, cudaMemcpyHostToDevice, nullptr));
     // The runtime works on its own non-blocking stream: finish these first.
@@ -269,11 +258,8 @@ const Partition& TaskJacobi<T>::partition(TaskVersion v, Scheduler s) {
 }
 
 template <class T>
-RowMapping TaskJacobi<T>::row_mapping() {
-  // Every partition of a matrix has the same longest row; build the default one if none exists.
-  const Partition& part = impl_->by_task_nnz.empty() ? partition(TaskVersion::stages_inline, Scheduler::megakernel)
-                                                     : impl_->by_task_nnz.begin()->second->part;
-  return resolve(impl_->options.rows, part);
+RowMapping TaskJacobi<T>::row_mapping() const {
+  return impl_->options.rows;
 }
 
 template class TaskJacobi<float>;

@@ -4,7 +4,7 @@
 // converging matrices (FACTS iteration counts), generated ones (diagonally dominant random,
 // power-law, grouped rows, long rows summed by a whole task, more of them than a task lists),
 // both task partitions (whole rows; balanced with split rows), both row mappings (staged through
-// shared memory, with rows crossing chunks; grouped),
+// shared memory, with rows crossing chunks and long rows summed by warps; grouped),
 // check_every > 1, max iterations; every Jacobi task runs exactly once per iteration; and the
 // error cases, which must end with a clear message (zero diagonal, non-square, divergence) and
 // never hang. Skips (77) without a GPU.
@@ -175,8 +175,7 @@ int main() {
       const auto pl = generate("dd:powerlaw:n=20000,avg=6,alpha=1.6,max=2000,seed=5");
       check_versions<double>("powerlaw balanced", pl, p, -1, Status::converged, balanced);
       check_versions<float>("powerlaw balanced", pl, p, -1, Status::converged, balanced);
-      // One task holding every row: far more long rows than the second pass lists, so most
-      // are summed by their group in the first pass.
+      // One task holding every row: ~60 chunks in a row, sums carried across chunk boundaries.
       Only one_task{false, TaskOptions{PartitionKind::row_blocks, 1 << 30}};
       check_versions<double>("powerlaw one task", pl, p, -1, Status::converged, one_task);
       Only small{false, TaskOptions{PartitionKind::balanced, 48}};
@@ -184,21 +183,24 @@ int main() {
       Only rows{false, TaskOptions{PartitionKind::row_blocks, 100}};
       check_versions<double>("gr_30_30 rows 100", real("gr_30_30"), p, 1393, Status::converged, rows);
     }
-    std::printf("== row mappings: staged (chunks of non-zeros through shared memory), grouped\n");
+    std::printf("== row mappings: grouped (threads per row, from global memory); staged chunk boundaries\n");
     {
-      // Staged rows on a power-law matrix (automatic picks grouped there): rows of up to 2,000
-      // non-zeros cross chunk boundaries (carried sums); with the balanced partition, pieces of
-      // split rows; as one task, ~60 chunks in a row.
+      // Everything above ran with staged rows (the default): power-law rows of up to 2,000
+      // non-zeros summed by warps, pieces of split rows, one task of ~60 chunks with carried
+      // sums. Here: balanced tasks of 3,000 non-zeros (a chunk boundary inside most tasks, split
+      // rows at their ends), and the grouped mapping: its long-row pass (power-law; one task
+      // with more long rows than it lists), 4 threads per row (A4), one (lap3D).
       const auto pl = generate("dd:powerlaw:n=20000,avg=6,alpha=1.6,max=2000,seed=5");
-      Only staged{false, TaskOptions{PartitionKind::row_blocks, 0, 0, RowMapping::staged}};
-      check_versions<double>("powerlaw staged", pl, p, -1, Status::converged, staged);
-      check_versions<float>("powerlaw staged", pl, p, -1, Status::converged, staged);
       Only staged_balanced{false, TaskOptions{PartitionKind::balanced, 3000, 0, RowMapping::staged}};
-      check_versions<double>("powerlaw staged balanced", pl, p, -1, Status::converged, staged_balanced);
-      Only staged_one{false, TaskOptions{PartitionKind::row_blocks, 1 << 30, 0, RowMapping::staged}};
-      check_versions<double>("powerlaw staged one task", pl, p, -1, Status::converged, staged_one);
-      // Grouped rows where automatic now picks staged: 4 threads per row (A4), one (lap3D).
+      check_versions<double>("powerlaw balanced 3000", pl, p, -1, Status::converged, staged_balanced);
+      check_versions<float>("powerlaw balanced 3000", pl, p, -1, Status::converged, staged_balanced);
       Only grouped{false, TaskOptions{PartitionKind::row_blocks, 0, 0, RowMapping::grouped}};
+      check_versions<double>("powerlaw grouped", pl, p, -1, Status::converged, grouped);
+      check_versions<float>("powerlaw grouped", pl, p, -1, Status::converged, grouped);
+      Only grouped_balanced{false, TaskOptions{PartitionKind::balanced, 512, 0, RowMapping::grouped}};
+      check_versions<double>("powerlaw grouped balanced", pl, p, -1, Status::converged, grouped_balanced);
+      Only grouped_one{false, TaskOptions{PartitionKind::row_blocks, 1 << 30, 0, RowMapping::grouped}};
+      check_versions<double>("powerlaw grouped one task", pl, p, -1, Status::converged, grouped_one);
       check_versions<double>("A4 grouped", generate("A4"), p, -1, Status::converged, grouped);
       check_versions<float>("A4 grouped", generate("A4"), p, -1, Status::converged, grouped);
       check_versions<double>("lap3D grouped", real("lap3D_7pt_n20"), p, 1013, Status::converged, grouped);
