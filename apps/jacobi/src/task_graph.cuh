@@ -119,24 +119,20 @@ template <class T>
 struct ReleaseTask;
 
 // Staged rows: a task streams its non-zeros through shared memory in chunks of this many (the
-// CSR-stream idea): asynchronous copies bring a chunk's values and columns (the next chunk's
-// while this one is worked on: two buffers) and its row offsets, the gathers of x_k are issued
-// together, then each thread sums whole rows from shared memory in the reference's order. A
-// task's threads otherwise walk their rows one round after another, every round a chain of
-// dependent loads (row offsets, then columns, then x).
-inline constexpr int staged_chunk = 1024;
+// CSR-stream idea): one wave of asynchronous copies brings a chunk's values, columns and row
+// offsets, the gathers of x_k are issued together, then each thread sums whole rows from shared
+// memory in the reference's order. A task's threads otherwise walk their rows one round after
+// another, every round a chain of dependent loads (row offsets, then columns, then x).
+inline constexpr int staged_chunk = 2048;
 
 template <class T>
 struct StagedRows {
-  struct Buffer {
-    T values[staged_chunk];  // a_ij, then the products a_ij x_j
-    union {
-      index_t cols[staged_chunk];
-      T sums[staged_chunk];  // the chunk's row sums (the columns are used up by then)
-    };
+  T values[staged_chunk];  // a_ij, then the products a_ij x_j
+  union {
+    index_t cols[staged_chunk];
+    T sums[staged_chunk];  // the chunk's row sums (the columns are used up by then)
   };
-  Buffer buffers[2];                  // chunk c in buffers[c % 2]
-  index_t offsets[staged_chunk + 1];  // of the rows that can meet the current chunk
+  index_t offsets[staged_chunk + 1];  // of the rows that can meet the chunk
   T carry;                            // the sum so far of a row that goes on into the next chunk
   index_t next_row;                   // the first row of the next chunk
   // Row pieces longer than staged_long_row_nnz (partition.hpp) in the chunk, each summed by a
@@ -302,16 +298,6 @@ __device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, i
   return rr;
 }
 
-// Starts the asynchronous copies of the values and columns of non-zeros [c0, c0 + n).
-template <class T>
-__device__ inline void stage_chunk(const TaskProblem<T>& P, index_t c0, int n, typename StagedRows<T>::Buffer& buf,
-                                   int rank, int size) {
-  for (int i = rank; i < n; i += size) {
-    __pipeline_memcpy_async(&buf.values[i], &P.a.values[c0 + i], sizeof(T));
-    __pipeline_memcpy_async(&buf.cols[i], &P.a.col_indices[c0 + i], sizeof(index_t));
-  }
-}
-
 // Staged rows (StagedRows above), chunk by chunk over the task's non-zeros [e0, e1). The rows
 // that meet a chunk are at most staged_chunk: every row holds its diagonal (checked_diagonal).
 // A row running on past the chunk hands its sum so far to the next chunk (carry). Each row
@@ -325,30 +311,23 @@ __device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r,
   const T* xin = P.x + static_cast<std::size_t>(k % P.ring) * P.a.rows;
   T* xout = P.x + static_cast<std::size_t>((k + 1) % P.ring) * P.a.rows;
   const int rank = static_cast<int>(w.rank()), size = static_cast<int>(w.size());
-  auto chunk_end = [&](index_t c0) { return c0 + staged_chunk < r.e1 ? c0 + staged_chunk : r.e1; };
   double rr = 0;
   index_t first = r.r0;
-  stage_chunk(P, r.e0, chunk_end(r.e0) - r.e0, st.buffers[0], rank, size);
-  __pipeline_commit();
-  int b = 0;
-  for (index_t c0 = r.e0; c0 < r.e1; c0 += staged_chunk, b ^= 1) {
-    const index_t c1 = chunk_end(c0);
+  for (index_t c0 = r.e0; c0 < r.e1; c0 += staged_chunk) {
+    const index_t c1 = c0 + staged_chunk < r.e1 ? c0 + staged_chunk : r.e1;
     const int n = c1 - c0;
     const int rows = r.r1 - first < staged_chunk ? r.r1 - first : staged_chunk;
-    auto& st_values = st.buffers[b].values;
-    auto& st_cols = st.buffers[b].cols;
-    auto& st_sums = st.buffers[b].sums;
-    // 1. This chunk's row offsets (its first row is known only now), then the next chunk's
-    // values and columns into the other buffer (its last readers passed the previous chunk's
-    // final barrier); wait for all but that last group.
+    // 1. The chunk's values, columns and row offsets, copied asynchronously all at once.
+    for (int i = rank; i < n; i += size) {
+      __pipeline_memcpy_async(&st.values[i], &P.a.values[c0 + i], sizeof(T));
+      __pipeline_memcpy_async(&st.cols[i], &P.a.col_indices[c0 + i], sizeof(index_t));
+    }
     for (int i = rank; i <= rows; i += size)
       __pipeline_memcpy_async(&st.offsets[i], &P.a.row_offsets[first + i], sizeof(index_t));
     __pipeline_commit();
-    if (c1 < r.e1) stage_chunk(P, c1, chunk_end(c1) - c1, st.buffers[b ^ 1], rank, size);
-    __pipeline_commit();
     const T carried = st.carry;  // written by the previous chunk's step 4, read before step 3's writes
     if (rank == 0) st.long_count = 0;
-    __pipeline_wait_prior(1);
+    __pipeline_wait_prior(0);
     w.sync();
     // 2. The products a_ij x_j, eight gathers of x_k in flight per thread.
     constexpr int batch = 8;
@@ -357,12 +336,12 @@ __device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r,
 #pragma unroll
       for (int u = 0; u < batch; ++u) {
         const int i = base + u * size;
-        xv[u] = i < n ? __ldcg(&xin[st_cols[i]]) : T(0);
+        xv[u] = i < n ? __ldcg(&xin[st.cols[i]]) : T(0);
       }
 #pragma unroll
       for (int u = 0; u < batch; ++u) {
         const int i = base + u * size;
-        if (i < n) st_values[i] = mul_rn(st_values[i], xv[u]);
+        if (i < n) st.values[i] = mul_rn(st.values[i], xv[u]);
       }
     }
     w.sync();
@@ -377,8 +356,8 @@ __device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r,
         continue;
       }
       T sum = rb < c0 && c0 > r.e0 ? carried : T(0);  // a row begun in the previous chunk
-      for (index_t e = lo; e < hi; ++e) sum = add_rn(sum, st_values[e - c0]);
-      st_sums[i] = sum;
+      for (index_t e = lo; e < hi; ++e) sum = add_rn(sum, st.values[e - c0]);
+      st.sums[i] = sum;
     }
     w.sync();
     // 3b. Long pieces, a warp each: strided sums, then a shuffle tree.
@@ -389,9 +368,9 @@ __device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r,
         const index_t rb = st.offsets[i], re = st.offsets[i + 1];
         const index_t lo = rb > c0 ? rb : c0, hi = re < c1 ? re : c1;
         T sum = 0;
-        for (index_t e = lo + lane; e < hi; e += 32) sum = add_rn(sum, st_values[e - c0]);
+        for (index_t e = lo + lane; e < hi; e += 32) sum = add_rn(sum, st.values[e - c0]);
         for (int off = 16; off > 0; off /= 2) sum = add_rn(sum, __shfl_down_sync(0xffffffffu, sum, off));
-        if (lane == 0) st_sums[i] = rb < c0 && c0 > r.e0 ? add_rn(carried, sum) : sum;
+        if (lane == 0) st.sums[i] = rb < c0 && c0 > r.e0 ? add_rn(carried, sum) : sum;
       }
       w.sync();
     }
@@ -403,11 +382,11 @@ __device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r,
       const index_t row = first + i;
       if (re >= c1) st.next_row = re > c1 ? row : row + 1;  // the chunk's last row
       if (re > c1 && c1 < r.e1) {
-        st.carry = st_sums[i];
+        st.carry = st.sums[i];
         continue;
       }
       const bool complete = rb >= r.e0 && re <= r.e1;
-      rr += complete ? finish_row(P, row, st_sums[i], xin, xout) : add_piece(P, row, k, st_sums[i], xin, xout);
+      rr += complete ? finish_row(P, row, st.sums[i], xin, xout) : add_piece(P, row, k, st.sums[i], xin, xout);
     }
     w.sync();
     first = st.next_row;

@@ -175,7 +175,7 @@ int main() {
       const auto pl = generate("dd:powerlaw:n=20000,avg=6,alpha=1.6,max=2000,seed=5");
       check_versions<double>("powerlaw balanced", pl, p, -1, Status::converged, balanced);
       check_versions<float>("powerlaw balanced", pl, p, -1, Status::converged, balanced);
-      // One task holding every row: ~120 chunks in a row, sums carried across chunk boundaries.
+      // One task holding every row: ~60 chunks in a row, sums carried across chunk boundaries.
       Only one_task{false, TaskOptions{PartitionKind::row_blocks, 1 << 30}};
       check_versions<double>("powerlaw one task", pl, p, -1, Status::converged, one_task);
       Only small{false, TaskOptions{PartitionKind::balanced, 48}};
@@ -186,7 +186,7 @@ int main() {
     std::printf("== row mappings: grouped (threads per row, from global memory); staged chunk boundaries\n");
     {
       // Everything above ran with staged rows (the default): power-law rows of up to 2,000
-      // non-zeros summed by warps, pieces of split rows, one task of ~120 chunks with carried
+      // non-zeros summed by warps, pieces of split rows, one task of ~60 chunks with carried
       // sums. Here: balanced tasks of 3,000 non-zeros (a chunk boundary inside most tasks, split
       // rows at their ends), and the grouped mapping: its long-row pass (power-law; one task
       // with more long rows than it lists), 4 threads per row (A4), one (lap3D).
