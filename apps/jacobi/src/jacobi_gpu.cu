@@ -227,6 +227,16 @@ const Partition& GpuJacobi<T>::partition() {
 }
 
 template <class T>
+RowMapping GpuJacobi<T>::row_mapping(Version v, Scheduler s) {
+  return tasks().row_mapping(task_version_of(v), s);
+}
+
+template <class T>
+RowMapping GpuJacobi<T>::row_mapping() {
+  return row_mapping(is_task_version(last_) ? last_ : Version::stages_inline, scheduler_);
+}
+
+template <class T>
 bool GpuJacobi<T>::task_arithmetic_exact() {
   // Split rows add pieces in arrival order; long rows are summed by a warp (staged) or a whole
   // task (grouped) in another order than the reference's.

@@ -94,8 +94,10 @@ class GpuJacobi {
   // True when the task versions do the reference's exact arithmetic (no split rows, none
   // longer than a group sums by itself).
   bool task_arithmetic_exact();
-  // How the task versions map rows to threads (TaskOptions::rows).
-  RowMapping row_mapping() const { return task_options_.rows; }
+  // How version v's tasks map rows to threads under scheduler s (TaskOptions::rows, automatic
+  // resolved for its partition), and the same for the task version run last (as partition()).
+  RowMapping row_mapping(Version v, Scheduler s);
+  RowMapping row_mapping();
   // The result of the last run (downloads x_k).
   Result<T> result() const;
   // Fills both iterate buffers and the state with 0xff (before a checked run).

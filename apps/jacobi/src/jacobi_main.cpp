@@ -61,9 +61,10 @@ void usage(const char* program) {
       "                           TSK and PDC-wave when they run)\n"
       "  --blocks-per-sm N        megakernel blocks per SM for the task versions (default: the blocks\n"
       "                           the tasks fill, at most as many as fit)\n"
-      "  --rows staged|grouped    how a task maps rows to threads (default staged: the task's\n"
-      "                           non-zeros streamed through shared memory in chunks, a thread per\n"
-      "                           row; grouped: 1-32 threads per row reading global memory)\n"
+      "  --rows auto|staged|grouped   how a task maps rows to threads. staged: the task's non-zeros\n"
+      "                           streamed through shared memory in chunks, a thread per row;\n"
+      "                           grouped: 1-32 threads per row reading global memory. auto (default):\n"
+      "                           grouped for tasks over 4096 non-zeros of short rows, else staged\n"
       "  --omega W (1)  --tol T (1e-6, relative residual)  --max-iter N (20000)  --check-every C (1)\n"
       "  --repeats R (5)  --json FILE (JSON lines, appended)  --require-convergence\n"
       "  --check-budget W         CPU reference work limit in nnz*iterations (1e9); above it the check\n"
@@ -254,7 +255,7 @@ int run_matrix(const Options& o, const Context& ctx, const spmv::MatrixSource& s
           std::printf("  partition %s for %s: %d tasks of <= ~%d non-zeros (max %d rows, %s rows), %d split rows, "
                       "longest row %d, %lld neighbour links (max %d per task), built on the GPU in %.2f ms\n",
                       to_string(part.kind), std::string(to_string(sched)).c_str(), part.tasks, part.target_nnz,
-                      part.max_rows_per_task, to_string(solver.row_mapping()), part.split_rows, part.max_row_nnz,
+                      part.max_rows_per_task, to_string(solver.row_mapping(v, sched)), part.split_rows, part.max_row_nnz,
                       part.edges, part.max_neighbors, part.build_ms);
       }
       failures += run_version(o, ctx, src, a, b, ref, check, cpu_ms, solver, checker.get(), v, sched, json);

@@ -96,10 +96,25 @@ Config with_megakernel_blocks(Config c, int tasks, const TaskOptions& o) {
   return c;
 }
 
+// RowMapping::automatic for a partition. Same-machine A/B on an H200 (stages (inl), every suite
+// matrix, MK/TSK/PDC-wave, fp64/fp32, best of 2 interleaved rounds x 3 repeats; 12d9a33): staged
+// rows took 0.40-0.69x the time of grouped ones on powerlaw_dd_1m, 0.76-0.97x on the mid-size
+// matrices under MK (tasks of at most two chunks), 0.98-1.05x on the small Laplacians, but
+// 0.90-1.15x on the 10^6-row Laplacians (tasks of 3-7 chunks over rows of 5 or 7 non-zeros:
+// 1.06-1.15x under TSK and PDC-wave), where a chunk's copies, then its gathers, then its sums
+// keep fewer loads in flight than the grouped rounds. Grouped wins only where rows are short
+// and even, so long or uneven rows (longer than a group sums by itself) stay staged at any size.
+RowMapping resolve(RowMapping m, const Partition& part, int group) {
+  if (m != RowMapping::automatic) return m;
+  const bool many_chunks = part.target_nnz > 2 * staged_chunk;
+  return many_chunks && part.max_row_nnz <= long_row_nnz(group) ? RowMapping::grouped : RowMapping::staged;
+}
+
 }  // namespace
 
 const char* to_string(RowMapping m) {
   switch (m) {
+    case RowMapping::automatic: return "auto";
     case RowMapping::staged: return "staged";
     case RowMapping::grouped: return "grouped";
   }
@@ -107,9 +122,10 @@ const char* to_string(RowMapping m) {
 }
 
 RowMapping parse_row_mapping(std::string_view s) {
+  if (s == "auto") return RowMapping::automatic;
   if (s == "staged") return RowMapping::staged;
   if (s == "grouped") return RowMapping::grouped;
-  throw InputError("--rows", "unknown row mapping '" + std::string(s) + "'; use staged or grouped");
+  throw InputError("--rows", "unknown row mapping '" + std::string(s) + "'; use auto, staged or grouped");
 }
 
 template <class T>
@@ -204,7 +220,7 @@ struct TaskJacobi<T>::Impl {
     pr.state = in.state;
     pr.tasks = part.tasks;
     pr.group = in.group;
-    pr.staged = options.rows == RowMapping::staged;
+    pr.staged = resolve(options.rows, part, in.group) == RowMapping::staged;
     pr.mode = mode_of(v);
     APIARY_CUDA_CHECK(cudaMemcpyAsync(problem.data(), &pr, sizeof pr, cudaMemcpyHostToDevice, nullptr));
     // The runtime works on its own non-blocking stream: finish these first.
@@ -258,8 +274,8 @@ const Partition& TaskJacobi<T>::partition(TaskVersion v, Scheduler s) {
 }
 
 template <class T>
-RowMapping TaskJacobi<T>::row_mapping() const {
-  return impl_->options.rows;
+RowMapping TaskJacobi<T>::row_mapping(TaskVersion v, Scheduler s) {
+  return resolve(impl_->options.rows, partition(v, s), impl_->in.group);
 }
 
 template class TaskJacobi<float>;

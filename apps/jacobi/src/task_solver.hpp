@@ -22,11 +22,13 @@ enum class TaskVersion { stages_phases, stages_deps, checkpoints, autonomous, st
 
 // How a Jacobi task maps its rows to its threads (task_graph.cuh).
 enum class RowMapping {
-  staged,   // the task's non-zeros streamed through shared memory in chunks; one thread sums a
-            // row piece in order (the reference's arithmetic), a warp one longer than
-            // staged_long_row_nnz (partition.hpp)
-  grouped,  // G threads per row (1, 4, 8, 32 by the mean row length) reading global memory; rows
-            // longer than 32 G summed by the whole task
+  automatic,  // staged, except grouped for tasks of more than two chunks whose rows all fit a
+              // group (large regular matrices; task_solver.cu says what was measured)
+  staged,     // the task's non-zeros streamed through shared memory in chunks; one thread sums
+              // a row piece in order (the reference's arithmetic), a warp one longer than
+              // staged_long_row_nnz (partition.hpp)
+  grouped,    // G threads per row (1, 4, 8, 32 by the mean row length) reading global memory;
+              // rows longer than 32 G summed by the whole task
 };
 const char* to_string(RowMapping m);
 RowMapping parse_row_mapping(std::string_view s);  // InputError for unknown names
@@ -42,7 +44,7 @@ struct TaskOptions {
   // Megakernel blocks per SM (0: as many as fit). Fewer persistent blocks poll the queues
   // less, which shortens the hand-over from one task to the next.
   unsigned blocks_per_sm = 0;
-  RowMapping rows = RowMapping::staged;
+  RowMapping rows = RowMapping::automatic;
 };
 
 // Device inputs owned by the caller (GpuJacobi); they must outlive the solver.
@@ -73,7 +75,8 @@ class TaskJacobi {
   // The partition version v runs under scheduler s (built on the GPU at its first use): tasks are
   // sized for the Jacobi workers that run them (task_solver.cu), so partitions may differ.
   const Partition& partition(TaskVersion v, Scheduler s);
-  RowMapping row_mapping() const;
+  // The row mapping of version v under scheduler s (automatic resolved for its partition).
+  RowMapping row_mapping(TaskVersion v, Scheduler s);
 
  private:
   struct Impl;

@@ -204,6 +204,22 @@ int main() {
       check_versions<double>("A4 grouped", generate("A4"), p, -1, Status::converged, grouped);
       check_versions<float>("A4 grouped", generate("A4"), p, -1, Status::converged, grouped);
       check_versions<double>("lap3D grouped", real("lap3D_7pt_n20"), p, 1013, Status::converged, grouped);
+      // The automatic mapping: grouped for tasks of more than two chunks over short rows,
+      // staged when a row is longer than a group sums by itself or the tasks are small.
+      const auto lap = generate("lap2d:n=100,perm=1");
+      GpuJacobi<double> big_tasks(lap, ones_rhs(lap), p, "lap2d big tasks", TaskOptions{PartitionKind::row_blocks, 5000});
+      expect(big_tasks.row_mapping(Version::stages_inline, Scheduler::megakernel) == RowMapping::grouped,
+             "auto rows: tasks of 5,000 non-zeros of 5-long rows should be grouped");
+      GpuJacobi<double> long_rows(pl, ones_rhs(pl), p, "powerlaw big tasks", TaskOptions{PartitionKind::row_blocks, 5000});
+      expect(long_rows.row_mapping(Version::stages_inline, Scheduler::megakernel) == RowMapping::staged,
+             "auto rows: tasks with power-law rows should be staged");
+      GpuJacobi<double> small_tasks(lap, ones_rhs(lap), p, "lap2d small tasks");
+      expect(small_tasks.row_mapping(Version::stages_inline, Scheduler::megakernel) == RowMapping::staged,
+             "auto rows: small tasks should be staged");
+      Params short_run = p;
+      short_run.max_iter = 300;
+      check_versions<double>("lap2d big tasks (auto: grouped)", lap, short_run, 300, Status::max_iter,
+                             Only{false, TaskOptions{PartitionKind::row_blocks, 5000}});
     }
     std::printf("== parameters: check_every = 7, omega = 0.8, max iterations\n");
     {
