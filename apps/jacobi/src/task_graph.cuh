@@ -2,6 +2,8 @@
 //
 //   JacobiTask {t, k}   task t of the partition (partition.hpp) at iteration k: for its rows,
 //                       r_k = b - A x_k, x_{k+1} = x_k + omega r_k / d, and its share of ||r_k||^2.
+//                       One type per row mapping (staged or grouped, task_solver.hpp), each in
+//                       graphs of its own: they differ in shared memory (JacobiShared).
 //   CheckTask {k}       256 threads: ||r_k|| from the tasks' partial sums (fixed order), the
 //                       decision on check iterations, then the next iteration's tasks.
 //                       {k = -1} launches iteration 0 (the seed of every version).
@@ -42,6 +44,7 @@
 #include "jacobi_gpu.hpp"
 #include "partition.hpp"
 #include "rounded_ops.cuh"
+#include "task_solver.hpp"
 
 #include <apiary/apiary.cuh>
 
@@ -75,7 +78,6 @@ struct TaskProblem {
   DeviceState* state;
   int tasks;
   int group;                // threads per row inside a task: 1, 4, 8 or 32 (grouped rows)
-  int staged;               // 1: staged rows, 0: grouped rows (task_solver.hpp, RowMapping)
   TaskMode mode;
 };
 
@@ -113,7 +115,7 @@ __device__ inline std::uint32_t check_dependency(int tasks, int k, TaskMode mode
 }
 inline std::uint32_t dependencies_needed(int tasks) { return 4u * tasks + 2; }
 
-template <class T>
+template <class T, RowMapping M>
 struct CheckTask;
 template <class T>
 struct ReleaseTask;
@@ -141,30 +143,39 @@ struct StagedRows {
   int long_rows[staged_chunk / (staged_long_row_nnz + 1) + 1];
 };
 
-// A JacobiTask's shared memory: per-warp sums, two flags, the long rows of the task (below),
-// the staging area of staged rows.
-template <class T>
-struct JacobiShared {
+// A JacobiTask's shared memory: per-warp sums, two flags, the long rows of grouped rows'
+// second pass; with staged rows also the staging area (41 KB in fp64). Grouped rows go without
+// it: the staging area of the workers an SM holds takes that much from its L1 cache, and the
+// grouped 10^6-row Laplacians ran 0.83-0.93x the time with a 64-element area instead of the
+// 2,048-element one (same registers; H100, stages (inl), MK/TSK/PDC-wave, fp64), mid-size
+// matrices 0.95-1.07x. Hence one task type per row mapping, each graph with its own.
+struct JacobiSharedCommon {
   double warp_sums[4];
   int decided;
   int stopped;
   int long_count;
   index_t long_rows[long_rows_per_pass];
+};
+template <class T, RowMapping M>
+struct JacobiShared : JacobiSharedCommon {};
+template <class T>
+struct JacobiShared<T, RowMapping::staged> : JacobiSharedCommon {
   StagedRows<T> staged;
 };
 
-template <class T>
+template <class T, RowMapping M>
 struct JacobiTask {
+  static_assert(M == RowMapping::staged || M == RowMapping::grouped, "a Jacobi task maps its rows staged or grouped");
   using Item = JacobiItem;
   static constexpr unsigned threads = 128;
   static_assert(threads / 32 <= 4, "JacobiShared holds one sum per warp");
-  static constexpr unsigned shared_bytes = sizeof(JacobiShared<T>);
+  static constexpr unsigned shared_bytes = sizeof(JacobiShared<T, M>);
   static constexpr const char* name = "Jacobi";
   template <class Ctx>
   __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const;
 };
 
-template <class T>
+template <class T, RowMapping M>
 struct CheckTask {
   using Item = CheckItem;
   static constexpr unsigned threads = 256;
@@ -188,10 +199,10 @@ struct ReleaseTask {
   }
 };
 
-template <class T>
-using PhaseJacobiGraph = CyclicPhaseQueue<Phase<JacobiTask<T>>, Phase<CheckTask<T>>>;
-template <class T>
-using DependencyJacobiGraph = PhaseQueue<Phaseless<JacobiTask<T>, CheckTask<T>, ReleaseTask<T>>>;
+template <class T, RowMapping M>
+using PhaseJacobiGraph = CyclicPhaseQueue<Phase<JacobiTask<T, M>>, Phase<CheckTask<T, M>>>;
+template <class T, RowMapping M>
+using DependencyJacobiGraph = PhaseQueue<Phaseless<JacobiTask<T, M>, CheckTask<T, M>, ReleaseTask<T>>>;
 
 namespace task_detail {
 
@@ -230,7 +241,7 @@ __device__ inline double settle_row(const TaskProblem<T>& P, const TaskRange r, 
 // thread's share of ||r_k||^2.
 template <class T, int G>
 __device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k, unsigned rank, unsigned size,
-                              JacobiShared<T>& sh) {
+                              JacobiSharedCommon& sh) {
   const T* xin = P.x + static_cast<std::size_t>(k % P.ring) * P.a.rows;
   T* xout = P.x + static_cast<std::size_t>((k + 1) % P.ring) * P.a.rows;
   const int lane = static_cast<int>(rank) % G;
@@ -271,7 +282,7 @@ __device__ double update_rows(const TaskProblem<T>& P, const TaskRange r, int k,
 // Pass 2: each listed long row piece summed by all threads of the task (fixed order per
 // thread, then a fixed-shape reduction), settled by thread 0. Returns thread 0's r^2 share.
 template <class T>
-__device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared<T>& sh) {
+__device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiSharedCommon& sh) {
   const T* xin = P.x + static_cast<std::size_t>(k % P.ring) * P.a.rows;
   T* xout = P.x + static_cast<std::size_t>((k + 1) % P.ring) * P.a.rows;
   const int count = sh.long_count < long_rows_per_pass ? sh.long_count : long_rows_per_pass;  // read after a sync
@@ -394,20 +405,23 @@ __device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r,
   return rr;
 }
 
-template <class T>
-__device__ double update_task_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared<T>& sh) {
-  if (P.staged) return update_rows_staged(P, r, k, w, sh.staged);
-  if (w.rank() == 0) sh.long_count = 0;
-  w.sync();
-  double rr = 0;
-  switch (P.group) {
-    case 1: rr = update_rows<T, 1>(P, r, k, w.rank(), w.size(), sh); break;
-    case 4: rr = update_rows<T, 4>(P, r, k, w.rank(), w.size(), sh); break;
-    case 8: rr = update_rows<T, 8>(P, r, k, w.rank(), w.size(), sh); break;
-    default: rr = update_rows<T, 32>(P, r, k, w.rank(), w.size(), sh); break;
+template <class T, RowMapping M>
+__device__ double update_task_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared<T, M>& sh) {
+  if constexpr (M == RowMapping::staged) {
+    return update_rows_staged(P, r, k, w, sh.staged);
+  } else {
+    if (w.rank() == 0) sh.long_count = 0;
+    w.sync();
+    double rr = 0;
+    switch (P.group) {
+      case 1: rr = update_rows<T, 1>(P, r, k, w.rank(), w.size(), sh); break;
+      case 4: rr = update_rows<T, 4>(P, r, k, w.rank(), w.size(), sh); break;
+      case 8: rr = update_rows<T, 8>(P, r, k, w.rank(), w.size(), sh); break;
+      default: rr = update_rows<T, 32>(P, r, k, w.rank(), w.size(), sh); break;
+    }
+    w.sync();
+    return rr + update_long_rows(P, r, k, w, sh);
   }
-  w.sync();
-  return rr + update_long_rows(P, r, k, w, sh);
 }
 
 // Sum over the worker's threads; the total is valid in rank 0.
@@ -474,7 +488,7 @@ __device__ inline int arrive_and_decide(const TaskProblem<T>& P, int s, int k, d
 }
 
 // Resolves the neighbours' dependencies for iteration k + 1 and spawns (t, k + 1) behind its own.
-template <class T, class Ctx>
+template <class Task, class T, class Ctx>
 __device__ void continue_with_neighbours(const TaskProblem<T>& P, Worker w, int t, int k, Ctx& ctx) {
   const int next = k + 1;
   const bool gated = P.mode == TaskMode::autonomous && is_check_iteration(next, P.p);
@@ -486,21 +500,21 @@ __device__ void continue_with_neighbours(const TaskProblem<T>& P, Worker w, int 
     ctx.resolve(ctx.dependency(dependency_of(P.neighbors[i])));
   if (w.rank() == 0) {
     const std::int32_t waits = static_cast<std::int32_t>(last - first) + (gated ? 1 : 0);
-    ctx.template spawn_when<JacobiTask<T>>(ctx.dependency(dependency_of(t)), JacobiItem{t, next}, waits);
+    ctx.template spawn_when<Task>(ctx.dependency(dependency_of(t)), JacobiItem{t, next}, waits);
   }
 }
 
 }  // namespace task_detail
 
-template <class T>
+template <class T, RowMapping M>
 template <class Ctx>
-__device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) const {
+__device__ void JacobiTask<T, M>::operator()(Worker w, const Item& item, Ctx& ctx) const {
   using namespace task_detail;
   const auto& P = *ctx.template user_data<TaskProblem<T>>();
   const int t = item.t, k = item.k;
   // Autonomous runs go on as no-ops after a stop, up to the gate (see the header comment).
   // One read for the whole worker, so that its threads take the same branches.
-  JacobiShared<T>& sh = *w.shared<JacobiShared<T>>();
+  JacobiShared<T, M>& sh = *w.shared<JacobiShared<T, M>>();
   if (P.mode == TaskMode::autonomous) {
     if (w.rank() == 0) sh.stopped = load_status(P.state);
     w.sync();
@@ -519,7 +533,7 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
     case TaskMode::stages_phases:
       if (w.rank() == 0) {
         P.partial[t] = total;
-        if (t == 0) ctx.template spawn<CheckTask<T>>(CheckItem{k});  // runs in the next phase
+        if (t == 0) ctx.template spawn<CheckTask<T, M>>(CheckItem{k});  // runs in the next phase
       }
       return;
     case TaskMode::stages_deps:
@@ -540,7 +554,7 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
       // then has one worker slot fewer, and a block runs two tasks in a row.)
       if (*status == 0)
         for (int u = static_cast<int>(w.rank()); u < P.tasks; u += static_cast<int>(w.size()))
-          ctx.template spawn<JacobiTask<T>>(JacobiItem{u, k + 1});
+          ctx.template spawn<JacobiTask>(JacobiItem{u, k + 1});
       return;
     }
     case TaskMode::checkpoints:
@@ -571,12 +585,12 @@ __device__ void JacobiTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) 
       break;
   }
   if (k >= P.p.max_iter) return;
-  continue_with_neighbours(P, w, t, k, ctx);
+  continue_with_neighbours<JacobiTask>(P, w, t, k, ctx);
 }
 
-template <class T>
+template <class T, RowMapping M>
 template <class Ctx>
-__device__ void CheckTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) const {
+__device__ void CheckTask<T, M>::operator()(Worker w, const Item& item, Ctx& ctx) const {
   using namespace task_detail;
   const auto& P = *ctx.template user_data<TaskProblem<T>>();
   double* sums = w.shared<double>();
@@ -598,13 +612,13 @@ __device__ void CheckTask<T>::operator()(Worker w, const Item& item, Ctx& ctx) c
   // Iteration k + 1: every task, then (dependency versions) the Check that waits for them.
   const int next = k + 1;
   for (int t = static_cast<int>(w.rank()); t < P.tasks; t += threads)
-    ctx.template spawn<JacobiTask<T>>(JacobiItem{t, next});
+    ctx.template spawn<JacobiTask<T, M>>(JacobiItem{t, next});
   if (w.rank() != 0) return;
   int barrier = -1;
   if (P.mode == TaskMode::stages_deps) barrier = next;
   if (P.mode == TaskMode::checkpoints) barrier = is_check_iteration(next, P.p) ? next : next_check(next, P.p);
   if (barrier >= 0)
-    ctx.template spawn_when<CheckTask<T>>(ctx.dependency(check_dependency(P.tasks, barrier, P.mode, P.p)),
+    ctx.template spawn_when<CheckTask>(ctx.dependency(check_dependency(P.tasks, barrier, P.mode, P.p)),
                                           CheckItem{barrier}, P.tasks);
 }
 

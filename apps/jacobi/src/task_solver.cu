@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
 
 namespace apiary::jacobi {
 
@@ -43,10 +44,10 @@ Config task_config(int tasks, const TaskOptions& o) {
 // fp64 megakernel's 92 registers leave room for 4, gave 4 waves per iteration with a ragged
 // last one: lap2d_1000_perm stages (inl) 93.5 ms per 1,000 iterations, 64.1 ms as one wave of
 // 528 tasks; H200.)
-template <class T>
+template <class T, RowMapping M>
 long long worker_slots(const TaskOptions& o, Scheduler s) {
-  using Rt = Runtime<DependencyJacobiGraph<T>>;
-  return static_cast<long long>(Rt::template resident_workers<JacobiTask<T>>(task_config(1, o), s));
+  using Rt = Runtime<DependencyJacobiGraph<T, M>>;
+  return static_cast<long long>(Rt::template resident_workers<JacobiTask<T, M>>(task_config(1, o), s));
 }
 
 // The scheduler whose resident workers size a large matrix's one wave of tasks for version v
@@ -85,18 +86,19 @@ int auto_task_nnz(const V& a, int requested, long long mk_slots, long long wave_
 // --blocks-per-sm chose. Measured, not derived (H200): lap2D_5pt_n100 stages (inl) 215.5 ->
 // 200.0 ms with 1 block per SM instead of 2, while A4 (410 tasks) needs its 2 (3.25 -> 4.12 ms
 // with 1); a single-task chain hop barely moves with the block count (docs/schedulers.md).
-template <class Graph, class T>
+template <class Graph, class Task>
 Config with_megakernel_blocks(Config c, int tasks, const TaskOptions& o) {
   if (o.blocks_per_sm != 0) return c;
   const ResidentBlocks plan = Runtime<Graph>::resident_blocks(c, Scheduler::megakernel);
-  const std::uint64_t per_block = plan.layout.slots[GraphTraits<Graph>::template queue_of<JacobiTask<T>>];  // Jacobi workers
+  const std::uint64_t per_block = plan.layout.slots[GraphTraits<Graph>::template queue_of<Task>];  // Jacobi workers
   const std::uint64_t blocks = (static_cast<std::uint64_t>(tasks) + per_block - 1) / per_block;
   const std::uint64_t per_sm = std::max<std::uint64_t>((blocks + plan.sm_count - 1) / plan.sm_count, 1);
   if (per_sm < plan.per_sm) c.megakernel.blocks_per_sm = static_cast<std::uint32_t>(per_sm);
   return c;
 }
 
-// RowMapping::automatic for a partition. Same-machine A/B on an H200 (stages (inl), every suite
+// RowMapping::automatic for tasks of `target_nnz` non-zeros (sized for staged rows) over rows
+// of at most `max_row_nnz`, G = `group` threads per row. Same-machine A/B on an H200 (stages (inl), every suite
 // matrix, MK/TSK/PDC-wave, fp64/fp32, best of 2 interleaved rounds x 3 repeats; 12d9a33): staged
 // rows took 0.40-0.69x the time of grouped ones on powerlaw_dd_1m, 0.76-0.97x on the mid-size
 // matrices under MK (tasks of at most two chunks), 0.98-1.05x on the small Laplacians, but
@@ -104,10 +106,10 @@ Config with_megakernel_blocks(Config c, int tasks, const TaskOptions& o) {
 // 1.06-1.15x under TSK and PDC-wave), where a chunk's copies, then its gathers, then its sums
 // keep fewer loads in flight than the grouped rounds. Grouped wins only where rows are short
 // and even, so long or uneven rows (longer than a group sums by itself) stay staged at any size.
-RowMapping resolve(RowMapping m, const Partition& part, int group) {
+RowMapping resolve(RowMapping m, int target_nnz, int max_row_nnz, int group) {
   if (m != RowMapping::automatic) return m;
-  const bool many_chunks = part.target_nnz > 2 * staged_chunk;
-  return many_chunks && part.max_row_nnz <= long_row_nnz(group) ? RowMapping::grouped : RowMapping::staged;
+  const bool many_chunks = target_nnz > 2 * staged_chunk;
+  return many_chunks && max_row_nnz <= long_row_nnz(group) ? RowMapping::grouped : RowMapping::staged;
 }
 
 }  // namespace
@@ -130,14 +132,21 @@ RowMapping parse_row_mapping(std::string_view s) {
 
 template <class T>
 struct TaskJacobi<T>::Impl {
+  // The runtimes of one row mapping's two graphs (built at their first run).
+  template <RowMapping M>
+  struct Graphs {
+    std::unique_ptr<Runtime<PhaseJacobiGraph<T, M>>> phases;
+    std::unique_ptr<Runtime<DependencyJacobiGraph<T, M>>> dependencies;
+  };
+
   // A partition of the matrix and what depends on its task count: one per task size, shared by
   // the schedulers whose resident workers ask for the same size.
   struct Sized {
     Partition part;
     sparse::DeviceBuffer<double> partial, split_sum;
     sparse::DeviceBuffer<int> split_arrivals;
-    std::unique_ptr<Runtime<PhaseJacobiGraph<T>>> phases;
-    std::unique_ptr<Runtime<DependencyJacobiGraph<T>>> dependencies;
+    Graphs<RowMapping::staged> staged;
+    Graphs<RowMapping::grouped> grouped;
 
     explicit Sized(Partition p, index_t rows)
         : part(std::move(p)), partial(static_cast<std::size_t>(part.tasks)),
@@ -158,20 +167,43 @@ struct TaskJacobi<T>::Impl {
   Impl(const TaskInputs<T>& inputs, const Params& params, const TaskOptions& o)
       : in(inputs), p(params), options(o), global_sum(2), arrivals(2), problem(1) {}
 
-  // Resident Jacobi workers per scheduler, asked once: the occupancy query reads the device's
+  // Resident Jacobi workers per scheduler and row mapping (their graphs' kernels differ in
+  // registers and shared memory), asked once: the occupancy query reads the device's
   // properties, and run() (timed by the benchmark) asks for them on every solve.
-  std::map<Scheduler, long long> slots_by_scheduler;
-  long long slots(Scheduler s) {
-    if (auto it = slots_by_scheduler.find(s); it != slots_by_scheduler.end()) return it->second;
-    return slots_by_scheduler[s] = worker_slots<T>(options, s);
+  std::map<std::pair<Scheduler, RowMapping>, long long> slots_by_scheduler;
+  long long slots(Scheduler s, RowMapping m) {
+    if (auto it = slots_by_scheduler.find({s, m}); it != slots_by_scheduler.end()) return it->second;
+    const long long n = m == RowMapping::staged ? worker_slots<T, RowMapping::staged>(options, s)
+                                                : worker_slots<T, RowMapping::grouped>(options, s);
+    return slots_by_scheduler[{s, m}] = n;
   }
 
-  // The partition for version v under scheduler s, built on the GPU at its first use.
-  Sized& sized_for(TaskVersion v, Scheduler s) {
-    const int target =
-        auto_task_nnz(in.a, options.task_nnz, slots(Scheduler::megakernel), slots(wave_scheduler(v, s)));
-    auto& slot = by_task_nnz[target];
-    if (!slot) slot = std::make_unique<Sized>(build_partition(in.a, options.partition, target), in.a.rows);
+  int longest_row = -1;  // of the matrix, asked once
+  int max_row() {
+    if (longest_row < 0) longest_row = max_row_nnz(in.a);
+    return longest_row;
+  }
+
+  // How version v runs under scheduler s: the row mapping (automatic decided on the staged
+  // rows' task size) and the task size for the workers of that mapping's graph.
+  struct Shape {
+    RowMapping rows;
+    int task_nnz;
+  };
+  Shape shape(TaskVersion v, Scheduler s) {
+    auto task_nnz = [&](RowMapping m) {
+      return auto_task_nnz(in.a, options.task_nnz, slots(Scheduler::megakernel, m), slots(wave_scheduler(v, s), m));
+    };
+    const RowMapping first = options.rows == RowMapping::grouped ? RowMapping::grouped : RowMapping::staged;
+    const int first_nnz = task_nnz(first);
+    const RowMapping m = resolve(options.rows, first_nnz, max_row(), in.group);
+    return {m, m == first ? first_nnz : task_nnz(m)};
+  }
+
+  // The partition into tasks of `task_nnz` non-zeros, built on the GPU at its first use.
+  Sized& sized(int task_nnz) {
+    auto& slot = by_task_nnz[task_nnz];
+    if (!slot) slot = std::make_unique<Sized>(build_partition(in.a, options.partition, task_nnz), in.a.rows);
     return *slot;
   }
 
@@ -220,19 +252,25 @@ struct TaskJacobi<T>::Impl {
     pr.state = in.state;
     pr.tasks = part.tasks;
     pr.group = in.group;
-    pr.staged = resolve(options.rows, part, in.group) == RowMapping::staged;
     pr.mode = mode_of(v);
     APIARY_CUDA_CHECK(cudaMemcpyAsync(problem.data(), &pr, sizeof pr, cudaMemcpyHostToDevice, nullptr));
     // The runtime works on its own non-blocking stream: finish these first.
     APIARY_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   }
 
-  template <class Graph>
+  template <RowMapping M, class Graph>
   Report run_on(std::unique_ptr<Runtime<Graph>>& rt, const Partition& part, Scheduler s) {
-    if (!rt) rt = std::make_unique<Runtime<Graph>>(with_megakernel_blocks<Graph, T>(task_config(part.tasks, options), part.tasks, options));
+    if (!rt)
+      rt = std::make_unique<Runtime<Graph>>(
+          with_megakernel_blocks<Graph, JacobiTask<T, M>>(task_config(part.tasks, options), part.tasks, options));
     rt->set_user_data(problem.data());
-    rt->template seed<CheckTask<T>>(std::vector<CheckItem>{CheckItem{-1}});
+    rt->template seed<CheckTask<T, M>>(std::vector<CheckItem>{CheckItem{-1}});
     return rt->run(s);
+  }
+
+  template <RowMapping M>
+  Report run_graph(Graphs<M>& g, const Partition& part, TaskVersion v, Scheduler s) {
+    return v == TaskVersion::stages_phases ? run_on<M>(g.phases, part, s) : run_on<M>(g.dependencies, part, s);
   }
 };
 
@@ -245,10 +283,11 @@ TaskJacobi<T>::~TaskJacobi() = default;
 
 template <class T>
 Report TaskJacobi<T>::run(TaskVersion v, Scheduler s) {
-  auto& z = impl_->sized_for(v, s);
+  const auto shape = impl_->shape(v, s);
+  auto& z = impl_->sized(shape.task_nnz);
   impl_->reset(v, z);
-  Report report = v == TaskVersion::stages_phases ? impl_->run_on(z.phases, z.part, s)
-                                                  : impl_->run_on(z.dependencies, z.part, s);
+  Report report = shape.rows == RowMapping::staged ? impl_->run_graph(z.staged, z.part, v, s)
+                                                   : impl_->run_graph(z.grouped, z.part, v, s);
   DeviceState state;
   APIARY_CUDA_CHECK(cudaMemcpy(&state, impl_->in.state, sizeof state, cudaMemcpyDeviceToHost));
   if (state.status == 0)
@@ -270,12 +309,12 @@ void TaskJacobi<T>::poison() {
 
 template <class T>
 const Partition& TaskJacobi<T>::partition(TaskVersion v, Scheduler s) {
-  return impl_->sized_for(v, s).part;
+  return impl_->sized(impl_->shape(v, s).task_nnz).part;
 }
 
 template <class T>
 RowMapping TaskJacobi<T>::row_mapping(TaskVersion v, Scheduler s) {
-  return resolve(impl_->options.rows, partition(v, s), impl_->in.group);
+  return impl_->shape(v, s).rows;
 }
 
 template class TaskJacobi<float>;
