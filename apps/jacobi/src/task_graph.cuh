@@ -206,11 +206,26 @@ using DependencyJacobiGraph = PhaseQueue<Phaseless<JacobiTask<T, M>, CheckTask<T
 
 namespace task_detail {
 
+// What finishing row i reads besides its sum: b_i, d_i and x_k[i].
+template <class T>
+struct RowEnds {
+  T b, d, x;
+};
+template <class T>
+__device__ inline RowEnds<T> load_row_ends(const TaskProblem<T>& P, index_t row, const T* xin) {
+  return {__ldg(&P.b[row]), __ldg(&P.d[row]), __ldcg(&xin[row])};
+}
+
+// x_{k+1}[row] from the row's sum; returns r^2.
+template <class T>
+__device__ inline double finish_row(const TaskProblem<T>& P, index_t row, T sum, RowEnds<T> ends, T* xout) {
+  const T r = sub_rn(ends.b, sum);
+  xout[row] = damped_update(ends.x, P.omega, r, ends.d);
+  return static_cast<double>(r) * static_cast<double>(r);
+}
 template <class T>
 __device__ inline double finish_row(const TaskProblem<T>& P, index_t row, T sum, const T* xin, T* xout) {
-  const T r = sub_rn(__ldg(&P.b[row]), sum);
-  xout[row] = damped_update(__ldcg(&xin[row]), P.omega, r, __ldg(&P.d[row]));
-  return static_cast<double>(r) * static_cast<double>(r);
+  return finish_row(P, row, sum, load_row_ends(P, row, xin), xout);
 }
 
 // A piece of a split row: add it; the last piece finishes the row (returns its r^2, else 0).
@@ -336,6 +351,10 @@ __device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r,
     for (int i = rank; i <= rows; i += size)
       __pipeline_memcpy_async(&st.offsets[i], &P.a.row_offsets[first + i], sizeof(index_t));
     __pipeline_commit();
+    // This thread's first row of the chunk: what finishing it reads, loaded while the chunk
+    // arrives instead of after the sums (in small tasks most threads have one row).
+    RowEnds<T> ends{};
+    if (rank < rows) ends = load_row_ends(P, first + rank, xin);
     const T carried = st.carry;  // written by the previous chunk's step 4, read before step 3's writes
     if (rank == 0) st.long_count = 0;
     __pipeline_wait_prior(0);
@@ -397,7 +416,10 @@ __device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r,
         continue;
       }
       const bool complete = rb >= r.e0 && re <= r.e1;
-      rr += complete ? finish_row(P, row, st.sums[i], xin, xout) : add_piece(P, row, k, st.sums[i], xin, xout);
+      if (!complete)
+        rr += add_piece(P, row, k, st.sums[i], xin, xout);
+      else
+        rr += i == rank ? finish_row(P, row, st.sums[i], ends, xout) : finish_row(P, row, st.sums[i], xin, xout);
     }
     w.sync();
     first = st.next_row;
