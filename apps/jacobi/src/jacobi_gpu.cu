@@ -5,6 +5,7 @@
 #include <apiary/cuda_graph_while.hpp>
 #include <apiary/error.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -181,6 +182,8 @@ GpuJacobi<T>::GpuJacobi(const sparse::Csr<T>& a, const std::vector<T>& b, const 
   for (T v : b) bb += static_cast<double>(v) * static_cast<double>(v);
   bnorm_ = bb > 0 ? std::sqrt(bb) : 1.0;
   group_ = pick_group(a.rows ? static_cast<double>(nnz_) / a.rows : 1.0);
+  for (index_t r = 0; r < a.rows; ++r)
+    max_row_nnz_ = std::max<int>(max_row_nnz_, static_cast<int>(a.row_offsets[r + 1] - a.row_offsets[r]));
   int device = 0, sms = 1;
   APIARY_CUDA_CHECK(cudaGetDevice(&device));
   APIARY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -210,7 +213,7 @@ std::size_t GpuJacobi<T>::bytes_per_iteration() const {
 template <class T>
 TaskJacobi<T>& GpuJacobi<T>::tasks() {
   if (!tasks_) {
-    const TaskInputs<T> in{a_.view(), b_.data(), d_.data(), state_.data(), bnorm_, group_};
+    const TaskInputs<T> in{a_.view(), b_.data(), d_.data(), state_.data(), bnorm_, group_, max_row_nnz_};
     tasks_ = std::make_unique<TaskJacobi<T>>(in, p_, task_options_);
   }
   return *tasks_;
@@ -242,7 +245,7 @@ bool GpuJacobi<T>::task_arithmetic_exact() {
   // task (grouped) in another order than the reference's.
   if (partition().split_rows != 0) return false;
   const int own_order = row_mapping() == RowMapping::staged ? staged_long_row_nnz : long_row_nnz(group_);
-  return partition().max_row_nnz <= own_order;
+  return max_row_nnz_ <= own_order;
 }
 
 

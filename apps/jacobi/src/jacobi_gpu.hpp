@@ -130,6 +130,7 @@ class GpuJacobi {
   sparse::DeviceBuffer<double> partial_;
   sparse::DeviceBuffer<DeviceState> state_;
   int group_ = 1, blocks_ = 1;
+  int max_row_nnz_ = 0;  // the longest row
   // CUDA graph (built on first use).
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;

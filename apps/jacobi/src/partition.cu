@@ -153,12 +153,6 @@ struct IsSplit {
   __device__ bool operator()(int pieces) const { return pieces > 1; }
 };
 
-template <class Policy>
-int longest_row(const Policy& policy, index_t rows, const index_t* ro) {
-  return thrust::transform_reduce(policy, thrust::counting_iterator<index_t>(0), thrust::counting_iterator<index_t>(rows),
-                                  RowLength{ro}, 0, thrust::maximum<index_t>());
-}
-
 Partition build(index_t rows, index_t nnz, const index_t* ro, const index_t* cols, PartitionKind kind, int target) {
   if (target < 1) throw InputError("--task-nnz", "non-zeros per task must be >= 1, got " + std::to_string(target));
   if (rows < 1) throw InputError("partition", "the matrix has no rows");
@@ -234,7 +228,9 @@ Partition build(index_t rows, index_t nnz, const index_t* ro, const index_t* col
   p.max_rows_per_task = thrust::transform_reduce(policy, r, r + tasks, RowsOf{}, 0, thrust::maximum<index_t>());
   thrust::device_ptr<int> pieces(p.row_pieces.data());
   p.split_rows = static_cast<int>(thrust::count_if(policy, pieces, pieces + rows, IsSplit{}));
-  p.max_row_nnz = longest_row(policy, rows, ro);
+  p.max_row_nnz = thrust::transform_reduce(policy, thrust::counting_iterator<index_t>(0),
+                                           thrust::counting_iterator<index_t>(rows), RowLength{ro}, 0,
+                                           thrust::maximum<index_t>());
 
   APIARY_CUDA_CHECK(cudaEventRecord(stop, nullptr));
   APIARY_CUDA_CHECK(cudaEventSynchronize(stop));
@@ -262,8 +258,5 @@ Partition build_partition(const sparse::CsrView<float>& a, PartitionKind kind, i
 Partition build_partition(const sparse::CsrView<double>& a, PartitionKind kind, int target_nnz) {
   return build(a.rows, a.nnz, a.row_offsets, a.col_indices, kind, target_nnz);
 }
-
-int max_row_nnz(const sparse::CsrView<float>& a) { return longest_row(thrust::cuda::par.on(nullptr), a.rows, a.row_offsets); }
-int max_row_nnz(const sparse::CsrView<double>& a) { return longest_row(thrust::cuda::par.on(nullptr), a.rows, a.row_offsets); }
 
 }  // namespace apiary::jacobi

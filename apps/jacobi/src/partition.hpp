@@ -60,8 +60,5 @@ struct Partition {
 // Builds the partition on the GPU; `target_nnz` >= 1 (InputError otherwise).
 Partition build_partition(const sparse::CsrView<float>& a, PartitionKind kind, int target_nnz);
 Partition build_partition(const sparse::CsrView<double>& a, PartitionKind kind, int target_nnz);
-// The longest row's non-zeros (a reduction on the GPU).
-int max_row_nnz(const sparse::CsrView<float>& a);
-int max_row_nnz(const sparse::CsrView<double>& a);
 
 }  // namespace apiary::jacobi

@@ -98,8 +98,8 @@ Config with_megakernel_blocks(Config c, int tasks, const TaskOptions& o) {
 }
 
 // RowMapping::automatic for tasks of `target_nnz` non-zeros (sized for staged rows) over rows
-// of at most `max_row_nnz`, G = `group` threads per row. Same-machine A/B on an H200 (stages (inl), every suite
-// matrix, MK/TSK/PDC-wave, fp64/fp32, best of 2 interleaved rounds x 3 repeats; 12d9a33): staged
+// of at most `max_row_nnz`, G = `group` threads per row. Same-machine A/B on an H200 (stages
+// (inl), every suite matrix, MK/TSK/PDC-wave, fp64/fp32, best of 2 interleaved rounds x 3 repeats; 12d9a33): staged
 // rows took 0.40-0.69x the time of grouped ones on powerlaw_dd_1m, 0.76-0.97x on the mid-size
 // matrices under MK (tasks of at most two chunks), 0.98-1.05x on the small Laplacians, but
 // 0.90-1.15x on the 10^6-row Laplacians (tasks of 3-7 chunks over rows of 5 or 7 non-zeros:
@@ -170,18 +170,12 @@ struct TaskJacobi<T>::Impl {
   // Resident Jacobi workers per scheduler and row mapping (their graphs' kernels differ in
   // registers and shared memory), asked once: the occupancy query reads the device's
   // properties, and run() (timed by the benchmark) asks for them on every solve.
-  std::map<std::pair<Scheduler, RowMapping>, long long> slots_by_scheduler;
+  std::map<std::pair<Scheduler, RowMapping>, long long> slots_by_kind;
   long long slots(Scheduler s, RowMapping m) {
-    if (auto it = slots_by_scheduler.find({s, m}); it != slots_by_scheduler.end()) return it->second;
+    if (auto it = slots_by_kind.find({s, m}); it != slots_by_kind.end()) return it->second;
     const long long n = m == RowMapping::staged ? worker_slots<T, RowMapping::staged>(options, s)
                                                 : worker_slots<T, RowMapping::grouped>(options, s);
-    return slots_by_scheduler[{s, m}] = n;
-  }
-
-  int longest_row = -1;  // of the matrix, asked once
-  int max_row() {
-    if (longest_row < 0) longest_row = max_row_nnz(in.a);
-    return longest_row;
+    return slots_by_kind[{s, m}] = n;
   }
 
   // How version v runs under scheduler s: the row mapping (automatic decided on the staged
@@ -196,7 +190,7 @@ struct TaskJacobi<T>::Impl {
     };
     const RowMapping first = options.rows == RowMapping::grouped ? RowMapping::grouped : RowMapping::staged;
     const int first_nnz = task_nnz(first);
-    const RowMapping m = resolve(options.rows, first_nnz, max_row(), in.group);
+    const RowMapping m = resolve(options.rows, first_nnz, in.max_row_nnz, in.group);
     return {m, m == first ? first_nnz : task_nnz(m)};
   }
 

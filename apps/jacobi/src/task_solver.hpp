@@ -55,7 +55,8 @@ struct TaskInputs {
   const T* d;
   DeviceState* state;
   double bnorm;
-  int group;  // threads per row
+  int group;        // threads per row
+  int max_row_nnz;  // the longest row (decides RowMapping::automatic)
 };
 
 template <class T>
