@@ -151,6 +151,10 @@ def goals(per):
         v = mk["chain_parked_ns"]
         out.append(("MK dependency-chain latency ≤ 1 µs per link (links parked ahead; resolve, release, run)",
                     f"{v / 1000:.2f} µs", v <= GOAL_CHAIN_NS))
+    if mk.get("chain_held_ns") is not None:
+        v = mk["chain_held_ns"]
+        out.append(("MK dependency-chain latency ≤ 1 µs per link (each link holds the next with spawn_next_when, then resolves)",
+                    f"{v / 1000:.2f} µs", v <= GOAL_CHAIN_NS))
     # A round is measured where every round does one phase change (the cyclic ping-pong);
     # older result files only have the dependency chain, which may need a single round.
     for s, m in per.items():
@@ -231,6 +235,7 @@ def device_section(device, records):
         row("chain hop, spawn (µs per link)", "chain_spawn_ns", us),
         row("chain hop, dependency (µs per link)", "chain_dependency_ns", us),
         row("chain hop, parked links (µs per link)", "chain_parked_ns", us),
+        row("chain hop, held (spawn_next_when; µs per link)", "chain_held_ns", us),
         row("chain hop, spawn_next (µs per link)", "chain_next_ns", us),
         row("chain hop, spawn_next, hand-off off (µs per link)", "chain_next_queued_ns", us),
         row("chain hop, dependency, hand-off off (µs per link)", "chain_dependency_queued_ns", us),

@@ -141,13 +141,21 @@ namespace {
 // with ctx.spawn (always through the queue); "next" with ctx.spawn_next (a continuation: the
 // block's hand-off slot where it can); "dependency" spawns it with spawn_when on a fresh
 // dependency and then resolves that itself, so every hop parks, resolves and releases (the
-// release goes to the hand-off slot where it can). The time per link is the latency of a hop
+// release goes to the hand-off slot where it can); "held" does the same with
+// ctx.spawn_next_when, so the next link waits in the block's hand-off slot where it can
+// (megakernel) and the block polls the dependency. The time per link is the latency of a hop
 // through the scheduler (nothing else runs). Each mode runs with the hand-off on
 // (Config::handoff, the default) and off, in the same run.
 
-enum class ChainMode : std::uint32_t { spawn, next, dependency };
+enum class ChainMode : std::uint32_t { spawn, next, dependency, held };
 inline const char* name_of(ChainMode m) {
-  return m == ChainMode::spawn ? "spawn" : m == ChainMode::next ? "next" : "dependency";
+  switch (m) {
+    case ChainMode::spawn: return "spawn";
+    case ChainMode::next: return "next";
+    case ChainMode::dependency: return "dependency";
+    case ChainMode::held: return "held";
+  }
+  return "?";
 }
 
 struct Link {
@@ -172,7 +180,8 @@ struct Link {
     }
     apiary::Dependency* dep = ctx.new_dependency();
     if (dep == nullptr) return;  // pool exhausted: the run reports the error
-    ctx.template spawn_when<Link>(*dep, next, 1);
+    if (item.mode == ChainMode::held) ctx.template spawn_next_when<Link>(*dep, next, 1);
+    else ctx.template spawn_when<Link>(*dep, next, 1);
     ctx.resolve(*dep);
   }
 };
@@ -285,7 +294,7 @@ void bench_dependency_chain(const Options& o, const Sink& sink) {
     config.handoff = handoff;
     {
       apiary::Runtime<ChainGraph> rt{config};
-      for (const ChainMode mode : {ChainMode::spawn, ChainMode::next, ChainMode::dependency})
+      for (const ChainMode mode : {ChainMode::spawn, ChainMode::next, ChainMode::dependency, ChainMode::held})
         time_chain(rt, o, sink, links, mode, handoff);
     }
     time_parked_chain(o, sink, links, handoff);

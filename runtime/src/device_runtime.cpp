@@ -430,10 +430,14 @@ Report DeviceRuntime::build_report(const RunState& state) const {
     for (std::uint32_t i = 0; i < used; ++i) {
       if (deps[i].counter() == 0) continue;
       ++r.unresolved_dependencies;
-      if (r.unresolved_examples.size() < 8)
-        r.unresolved_examples.push_back("dependency #" + std::to_string(i) + ": counter " +
-                                        std::to_string(deps[i].counter()) +
-                                        (deps[i].counter() > 0 ? " (resolutions still expected)" : " (resolved before its spawn)"));
+      if (r.unresolved_examples.size() >= 8) continue;
+      const std::int32_t counter = deps[i].counter();
+      if (counter > held_offset / 2)  // a task waits for it in a block's hand-off slot (ctx.spawn_next_when)
+        r.unresolved_examples.push_back("dependency #" + std::to_string(i) + ": a held task waits for " +
+                                        std::to_string(counter - held_offset) + " more resolution(s)");
+      else
+        r.unresolved_examples.push_back("dependency #" + std::to_string(i) + ": counter " + std::to_string(counter) +
+                                        (counter > 0 ? " (resolutions still expected)" : " (resolved before its spawn)"));
     }
   }
   return r;

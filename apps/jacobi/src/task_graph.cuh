@@ -14,12 +14,14 @@
 //                  each iteration spawns that iteration's Check into the next phase.
 //   stages_deps    phaseless; Check(k) waits on one dependency that each of the T tasks of
 //                  iteration k resolves; it spawns iteration k + 1 and the next Check.
-//   stages_inline  phaseless, no Check task after the seed: each task of iteration k adds its
-//                  ||r||^2 share to a global sum and counts itself in; the last one decides
-//                  and spawns iteration k + 1. The same stage barrier as stages_deps, but the
-//                  check runs in the task that completes the iteration instead of being
-//                  released from the waiting storage and queued (two queue hops per
-//                  iteration become one).
+//   stages_inline  a graph of Jacobi tasks alone (InlineJacobiGraph): each task of iteration
+//                  k adds its ||r||^2 share to a global sum and counts itself in; the others
+//                  then wait with their successor (t, k + 1) on a dependency of their own
+//                  (ctx.spawn_next_when: under the megakernel held in the block's hand-off
+//                  slot, no queue hop); the last one decides and resolves those dependencies
+//                  (also after a stop: the successors then end as no-ops, below). The same
+//                  stage barrier as stages_deps, but the check runs in the task that
+//                  completes the iteration, and each task runs on where it ran.
 //   checkpoints    between check iterations every task waits only for its neighbours N(t) of
 //                  the previous iteration (dependency per task, two per task by iteration
 //                  parity) and spawns itself; on check iterations the tasks resolve a
@@ -35,6 +37,10 @@
 // spawned after its own writes, so task (t, k + 1), which overwrites x_k's rows of t, runs only
 // after every (u, k) that read them. The autonomous version keeps check_every + 1 buffers so
 // that x_K survives until its residual is decided.
+//
+// stages_inline after a stop: the T - 1 successors that waited run their rows into a third
+// iterate buffer (so x_K of the deciding iteration survives), see the stop at their arrival
+// and end there. Their status load is issued when they start, so no task waits for it.
 //
 // Every x_k is the Jacobi iterate itself (not a mix of iterations): all versions stop at the
 // same iteration as the CPU reference with the same check_every.
@@ -114,6 +120,8 @@ __device__ inline std::uint32_t check_dependency(int tasks, int k, TaskMode mode
   return 4u * tasks + ((mode == TaskMode::stages_deps ? k : check_ordinal(k, p)) & 1);
 }
 inline std::uint32_t dependencies_needed(int tasks) { return 4u * tasks + 2; }
+// arrive_and_decide's result in a stages_inline task released after the solve stopped.
+inline constexpr int stopped_iteration = -2;
 
 template <class T, RowMapping M>
 struct CheckTask;
@@ -203,6 +211,11 @@ template <class T, RowMapping M>
 using PhaseJacobiGraph = CyclicPhaseQueue<Phase<JacobiTask<T, M>>, Phase<CheckTask<T, M>>>;
 template <class T, RowMapping M>
 using DependencyJacobiGraph = PhaseQueue<Phaseless<JacobiTask<T, M>, CheckTask<T, M>, ReleaseTask<T>>>;
+// stages_inline: Jacobi tasks alone (seeded with iteration 0), so that its blocks can be as
+// narrow as one Jacobi worker, which holds the successor of the task it ran (one hand-off
+// slot per block).
+template <class T, RowMapping M>
+using InlineJacobiGraph = PhaseQueue<Phaseless<JacobiTask<T, M>>>;
 
 namespace task_detail {
 
@@ -542,6 +555,9 @@ __device__ void JacobiTask<T, M>::operator()(Worker w, const Item& item, Ctx& ct
     w.sync();
   }
   const bool stopped = P.mode == TaskMode::autonomous && sh.stopped != 0;
+  // stages_inline: whether the solve had stopped before this task was released, loaded now
+  // and used at the arrival, so the load's round trip hides behind the rows.
+  const int stopped_before = P.mode == TaskMode::stages_inline && w.rank() == 0 ? load_status(P.state) : 0;
   double rr = 0;
   if (!stopped) rr = update_task_rows(P, P.ranges[t], k, w, sh);
   // No fence per thread here: worker_sum's barrier orders every thread's x_{k+1} before
@@ -555,7 +571,8 @@ __device__ void JacobiTask<T, M>::operator()(Worker w, const Item& item, Ctx& ct
     case TaskMode::stages_phases:
       if (w.rank() == 0) {
         P.partial[t] = total;
-        if (t == 0) ctx.template spawn<CheckTask<T, M>>(CheckItem{k});  // runs in the next phase
+        if constexpr (Ctx::Traits::template queue_of<CheckTask<T, M>> != ~0u)
+          if (t == 0) ctx.template spawn<CheckTask<T, M>>(CheckItem{k});  // runs in the next phase
       }
       return;
     case TaskMode::stages_deps:
@@ -568,15 +585,23 @@ __device__ void JacobiTask<T, M>::operator()(Worker w, const Item& item, Ctx& ct
       return;
     case TaskMode::stages_inline: {
       int* status = &sh.decided;
-      if (w.rank() == 0) *status = arrive_and_decide(P, k & 1, k, total);
+      if (w.rank() == 0) *status = stopped_before != 0 ? stopped_iteration : arrive_and_decide(P, k & 1, k, total);
       w.sync();
-      // The last task of iteration k, and the solve goes on: all of k + 1, through the queue.
-      // (Handing this task's own successor off to its block instead measured 1.15-1.28x
-      // slower on A5/A6 under MK and 1.2-1.27x under TSK/PDC (H200): a one-wave iteration
-      // then has one worker slot fewer, and a block runs two tasks in a row.)
-      if (*status == 0)
-        for (int u = static_cast<int>(w.rank()); u < P.tasks; u += static_cast<int>(w.size()))
-          ctx.template spawn<JacobiTask>(JacobiItem{u, k + 1});
+      const int decided = *status;
+      if (decided == stopped_iteration) return;  // a successor of the deciding iteration: ends here
+      if (decided < 0) {
+        // Not the last: (t, k + 1) waits for the last task's resolution, held by this block.
+        if (w.rank() == 0)
+          ctx.template spawn_next_when<JacobiTask>(ctx.dependency(iteration_dependency(t, k + 1)), JacobiItem{t, k + 1}, 1);
+        return;
+      }
+      // The last task of iteration k: release iteration k + 1 (after a stop too, so that no
+      // task stays waiting). One fence per thread for all its resolutions; this task's own
+      // successor runs next here, unless the solve stopped.
+      __threadfence();
+      for (int u = static_cast<int>(w.rank()); u < P.tasks; u += static_cast<int>(w.size()))
+        if (u != t) ctx.resolve_after_fence(ctx.dependency(iteration_dependency(u, k + 1)));
+      if (decided == 0 && w.rank() == 0) ctx.template spawn_next<JacobiTask>(JacobiItem{t, k + 1});
       return;
     }
     case TaskMode::checkpoints:

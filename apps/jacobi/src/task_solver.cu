@@ -9,7 +9,9 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace apiary::jacobi {
 
@@ -132,11 +134,12 @@ RowMapping parse_row_mapping(std::string_view s) {
 
 template <class T>
 struct TaskJacobi<T>::Impl {
-  // The runtimes of one row mapping's two graphs (built at their first run).
+  // The runtimes of one row mapping's three graphs (built at their first run).
   template <RowMapping M>
   struct Graphs {
     std::unique_ptr<Runtime<PhaseJacobiGraph<T, M>>> phases;
     std::unique_ptr<Runtime<DependencyJacobiGraph<T, M>>> dependencies;
+    std::unique_ptr<Runtime<InlineJacobiGraph<T, M>>> inline_stages;
   };
 
   // A partition of the matrix and what depends on its task count: one per task size, shared by
@@ -163,6 +166,7 @@ struct TaskJacobi<T>::Impl {
   sparse::DeviceBuffer<double> global_sum;
   sparse::DeviceBuffer<unsigned> arrivals;
   sparse::DeviceBuffer<TaskProblem<T>> problem;
+  std::vector<JacobiItem> seed;  // stages_inline: iteration 0
 
   Impl(const TaskInputs<T>& inputs, const Params& params, const TaskOptions& o)
       : in(inputs), p(params), options(o), global_sum(2), arrivals(2), problem(1) {}
@@ -201,9 +205,12 @@ struct TaskJacobi<T>::Impl {
     return *slot;
   }
 
-  // The autonomous version keeps check_every + 1 iterates, the others two.
+  // The autonomous version keeps check_every + 1 iterates, stages_inline three (its last
+  // iteration's successors write one more, task_graph.cuh), the others two.
   void ensure_ring(TaskVersion v) {
-    const int needed = v == TaskVersion::autonomous ? std::max(2, p.check_every + 1) : 2;
+    const int needed = v == TaskVersion::autonomous      ? std::max(2, p.check_every + 1)
+                       : v == TaskVersion::stages_inline ? 3
+                                                         : 2;
     if (needed <= ring) return;
     const double bytes = static_cast<double>(needed) * in.a.rows * sizeof(T);
     if (bytes > 8e9)
@@ -254,17 +261,30 @@ struct TaskJacobi<T>::Impl {
 
   template <RowMapping M, class Graph>
   Report run_on(std::unique_ptr<Runtime<Graph>>& rt, const Partition& part, Scheduler s) {
-    if (!rt)
-      rt = std::make_unique<Runtime<Graph>>(
-          with_megakernel_blocks<Graph, JacobiTask<T, M>>(task_config(part.tasks, options), part.tasks, options));
+    constexpr bool inline_stages = std::is_same_v<Graph, InlineJacobiGraph<T, M>>;
+    if (!rt) {
+      Config c = task_config(part.tasks, options);
+      if (inline_stages) c.megakernel.block_threads = JacobiTask<T, M>::threads;  // a slot per task
+      rt = std::make_unique<Runtime<Graph>>(with_megakernel_blocks<Graph, JacobiTask<T, M>>(c, part.tasks, options));
+    }
     rt->set_user_data(problem.data());
-    rt->template seed<CheckTask<T, M>>(std::vector<CheckItem>{CheckItem{-1}});
+    if constexpr (inline_stages) {
+      if (seed.size() != static_cast<std::size_t>(part.tasks)) {
+        seed.resize(static_cast<std::size_t>(part.tasks));
+        for (int t = 0; t < part.tasks; ++t) seed[static_cast<std::size_t>(t)] = JacobiItem{t, 0};
+      }
+      rt->template seed<JacobiTask<T, M>>(seed);
+    } else {
+      rt->template seed<CheckTask<T, M>>(std::vector<CheckItem>{CheckItem{-1}});
+    }
     return rt->run(s);
   }
 
   template <RowMapping M>
   Report run_graph(Graphs<M>& g, const Partition& part, TaskVersion v, Scheduler s) {
-    return v == TaskVersion::stages_phases ? run_on<M>(g.phases, part, s) : run_on<M>(g.dependencies, part, s);
+    if (v == TaskVersion::stages_phases) return run_on<M>(g.phases, part, s);
+    if (v == TaskVersion::stages_inline) return run_on<M>(g.inline_stages, part, s);
+    return run_on<M>(g.dependencies, part, s);
   }
 };
 

@@ -98,6 +98,27 @@ class Context {
         });
   }
 
+  // A continuation that also waits for `n` resolutions of `dep` (resolutions that came earlier
+  // count): spawn_when's semantics, for a task with nothing to do before this one ends (call
+  // it last). Under the megakernel it waits in this block's hand-off slot when that is free,
+  // the type is phaseless and Config::handoff is on: no waiting-storage slot, no release and
+  // no queue hop, the block polls the dependency between batches (handoff.hpp). Otherwise it
+  // parks as by spawn_when.
+  template <class U>
+  __device__ void spawn_next_when(Dependency& dep, const typename U::Item& item, std::int32_t n) const {
+    spawn_next_when_to(queue_of<U>(), dep, item, n);
+  }
+  template <class Item>
+  __device__ void spawn_next_when_to(std::uint32_t queue, Dependency& dep, const Item& item, std::int32_t n) const {
+    static_assert(std::is_trivially_copyable_v<Item>);
+    if (n > 0 && handoff_ != nullptr && handoff_->try_hold(queue)) {
+      record(DependencyEventKind::park, dependency_id(dep), n, queue);
+      handoff_->put_held(queue, &item, sizeof(Item), dep, n);  // counted pending when this batch finishes
+      return;
+    }
+    spawn_when_to(queue, dep, item, n);
+  }
+
   // One resolution of `dep`; the resolution that completes it moves the waiting task to its
   // queue, or, where the scheduler can, to this block's hand-off slot: its inputs are ready
   // (dependencies are resolved once the work they guard is done), so it may as well run next here.
@@ -105,6 +126,14 @@ class Context {
     const std::uint64_t id = dependency_id(dep);
     record(DependencyEventKind::resolve, id, 0, no_task);
     apiary::resolve(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); });
+  }
+
+  // The same, for a thread that issued __threadfence() after the work `dep` guards and before
+  // this call: a thread resolving many dependencies fences once instead of once per atomic.
+  __device__ void resolve_after_fence(Dependency& dep) const {
+    const std::uint64_t id = dependency_id(dep);
+    record(DependencyEventKind::resolve, id, 0, no_task);
+    apiary::resolve_after_fence(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); });
   }
 
   // Adds k expected resolutions to a dependency this task holds a count of (see dependency.hpp).

@@ -98,6 +98,48 @@ APIARY_HD bool resolve(Dependency& dep, Release&& release) {
   return true;
 }
 
+// A held wait (ctx.spawn_next_when under the megakernel, handoff.hpp): the waiting task stays
+// in its block's shared memory instead of the waiting storage, and the block polls the word.
+// The wait adds n + held_offset to the counter with one reduction that needs no reply: the
+// offset keeps the counter far above 1, so no resolution ever "releases" it, and the task is
+// ready when exactly the offset is left (the n resolutions came, before or after the hold).
+// The block then takes the offset back, which leaves the word as a released wait leaves it.
+// Costs: nothing on the holding task's path, one load per poll, no waiting-storage slot, and
+// no queue hop when it is ready.
+inline constexpr std::int32_t held_offset = std::int32_t(1) << 30;
+
+APIARY_HD inline void hold(Dependency& dep, std::int32_t n) {
+  DeviceAtomic<std::uint64_t>(dep.word).fetch_add(Dependency::counts(n + held_offset), mo::relaxed);
+}
+
+// The holding block: true once the held wait's n resolutions came; it then gives the offset
+// back (the dependency is reusable as after a release). Acquire: the resolvers' work.
+APIARY_HD inline bool held_ready(Dependency& dep) {
+  DeviceAtomic<std::uint64_t> word(dep.word);
+  if (Dependency::counter_of(word.load(mo::acquire)) != held_offset) return false;
+  word.fetch_sub(Dependency::counts(held_offset), mo::relaxed);
+  return true;
+}
+
+// One resolution by a thread that already issued a release fence after the work it
+// guards (a task resolving many dependencies fences once, then resolves each with a
+// relaxed atomic). Returns true if this call released the waiting task.
+template <class Release>
+APIARY_HD bool resolve_after_fence(Dependency& dep, Release&& release) {
+#if APIARY_DEVICE_CODE
+  const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::relaxed);
+  if (Dependency::counter_of(before) != 1) return false;
+  // The parked item and the spawner's work, as the acq_rel resolve reads them.
+  cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_device);
+#else
+  // CPU threads: ThreadSanitizer ignores fences, so the atomic itself orders.
+  const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::acq_rel);
+  if (Dependency::counter_of(before) != 1) return false;
+#endif
+  release(Dependency::slot_of(before));
+  return true;
+}
+
 // Adds k expected resolutions to a dependency whose task is already parked or spawned. Only
 // a holder of an outstanding count may call it (its own count keeps the counter above zero),
 // e.g. a task that hands part of its obligation to children it is about to spawn.

@@ -25,12 +25,24 @@
 //    called ctx.stop(). A stop or error from elsewhere may so let up to check_every - 1
 //    handed-off tasks run after it, as a batch claimed before the stop runs to its end.
 //
+// Held tasks (ctx.spawn_next_when, megakernel only): a continuation that must also wait for a
+// dependency can wait here instead of in the waiting storage (dependency.hpp, "held wait").
+// The block goes on running other batches meanwhile and polls the dependency between them
+// and while idle; once it is resolved the task runs as the block's next batch. The pending
+// count takes the task when the batch that held it finishes, as for any hand-off, so the run
+// cannot end under it; a run that stops first sends it to its queue (reported as queued).
+// Only phaseless task types are held (they are eligible in every phase). Why: an iterative
+// graph whose tasks each wait for a barrier (Jacobi's stages) otherwise pays, per iteration,
+// a park, a release and a queue hop for every task; held, the barrier's resolutions are all
+// it costs, and each task runs again on the block that holds its successor.
+//
 // Header-only and __host__ __device__ so the CPU stress tests run the same code. On the
 // device the slot lives in shared memory and is accessed with shared-memory instructions:
 // the same accesses through generic addresses cost about 300 more cycles per hop in a
 // profiled build on an H200.
 #pragma once
 
+#include <apiary/dependency.hpp>
 #include <apiary/platform.hpp>
 #include <apiary/queue.hpp>
 
@@ -78,6 +90,10 @@ struct Handoff {
   static constexpr std::uint32_t check_every = 16;  // hops between reads of the run status
 
   std::uint64_t accept;     // bit q: tasks of queue q may be handed off (set by the scheduler)
+  std::uint64_t hold_accept;  // bit q: tasks of queue q may be held for a dependency (set by the scheduler)
+  Dependency* waits_on;     // the held task's dependency; nullptr: the task is ready
+  std::uint32_t fresh;      // the task was put during the running batch and is not counted pending yet
+  std::uint32_t was_held;   // the ready task waited here for `tag` (its release is not traced yet)
   std::uint32_t taken;      // 0: empty; 1: a task was put (or is being put)
   std::uint32_t queue;
   std::uint64_t tag;        // dependency id, for traces
@@ -90,6 +106,10 @@ struct Handoff {
   // Before the first batch (shared memory starts undefined).
   APIARY_HD void reset() {
     accept = 0;
+    hold_accept = 0;
+    waits_on = nullptr;
+    fresh = 0;
+    was_held = 0;
     taken = 0;
     stopping = 0;
     unchecked = 0;
@@ -98,11 +118,9 @@ struct Handoff {
 
   // One thread: claims the slot for a task of queue q. False if q is not accepted or another
   // thread of the block was first.
-  APIARY_HD bool try_take(std::uint32_t q) {
-    if (((accept >> q) & 1u) == 0) return false;
-    if (detail::block_load(taken) != 0) return false;  // cheap early out
-    return detail::block_cas(taken, 0u, 1u);
-  }
+  APIARY_HD bool try_take(std::uint32_t q) { return try_claim(accept, q); }
+  // The same for a task that is to wait here for a dependency (put_held).
+  APIARY_HD bool try_hold(std::uint32_t q) { return try_claim(hold_accept, q); }
 
   // The thread that took the slot writes the task (bytes <= Bytes, 8-byte aligned source).
   // Readers see it after the block barrier that ends the batch.
@@ -110,13 +128,42 @@ struct Handoff {
     copy_words(item, source, bytes);
     queue = q;
     tag = dependency_tag;
+    waits_on = nullptr;
+    fresh = 1;
+  }
+  // The same for a task that waits for n resolutions of `dep` (after try_hold).
+  APIARY_HD void put_held(std::uint32_t q, const void* source, std::uint32_t bytes, Dependency& dep, std::int32_t n) {
+    apiary::hold(dep, n);
+    put(q, source, bytes, dependency_id(dep));
+    waits_on = &dep;
   }
 
   // Read after a block barrier: whether a task waits here.
   APIARY_HD bool full() const { return detail::block_load(taken) != 0; }
 
+  // Thread 0, after a block barrier: whether the task here may run now (a held task once its
+  // dependency is resolved; this polls it).
+  APIARY_HD bool ready() {
+    if (waits_on == nullptr) return true;
+    if (!held_ready(*waits_on)) return false;
+    waits_on = nullptr;
+    was_held = 1;
+    return true;
+  }
+  // Thread 0, after a block barrier: whether a task waits here for a dependency.
+  APIARY_HD bool held() const { return full() && waits_on != nullptr; }
+
   // The task that ran the handed-off item read it: the slot may take the next one.
   APIARY_HD void clear() { detail::block_store(taken, 0u); }
+
+ private:
+  APIARY_HD bool try_claim(std::uint64_t mask, std::uint32_t q) {
+    if (((mask >> q) & 1u) == 0) return false;
+    if (detail::block_load(taken) != 0) return false;  // cheap early out
+    return detail::block_cas(taken, 0u, 1u);
+  }
+
+ public:
 
   // Thread 0, before a hand-off hop: whether the run status is due to be read.
   APIARY_HD bool status_due() {

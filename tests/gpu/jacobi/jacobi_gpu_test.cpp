@@ -56,7 +56,9 @@ std::vector<Scheduler> schedulers_for(Version v) {
 std::uint64_t expected_jacobi_tasks(Version v, int tasks, int k, const Params& p) {
   int last = k;
   if (v == Version::autonomous && k < p.max_iter) last = std::min((k / p.check_every + 1) * p.check_every, p.max_iter);
-  return static_cast<std::uint64_t>(tasks) * (last + 1);
+  // stages_inline: the other tasks' successors of the deciding iteration run too, as no-ops.
+  const std::uint64_t after_stop = v == Version::stages_inline ? static_cast<std::uint64_t>(tasks - 1) : 0;
+  return static_cast<std::uint64_t>(tasks) * (last + 1) + after_stop;
 }
 
 struct Only {

@@ -311,6 +311,117 @@ TEST_CASE("dependencies release each waiter once, after all resolutions, in eith
   REQUIRE(check.ok);
 }
 
+// The same race with the waiters as continuations (ctx.spawn_next_when): under the megakernel
+// an owner's waiter may wait in the owner's block (its hand-off slot) instead of the waiting
+// storage; every scheduler must still release each exactly once, after all its resolutions.
+struct HeldJob {
+  DepJob dep;
+  std::uint32_t* owner_block;  // per dependency: the block that ran its owner
+  std::uint32_t* same_block;   // waiters that ran in their owner's block
+};
+struct HeldWaiter {
+  using Item = HeldJob;
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Waiter";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& job, Ctx& ctx) const {
+    Waiter{}(w, job.dep, ctx);
+    if (w.rank() == 0 && job.owner_block[job.dep.index] == blockIdx.x) atomicAdd(job.same_block, 1u);
+  }
+};
+struct HoldingOwner {
+  using Item = HeldJob;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Owner";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& job, Ctx& ctx) const {
+    job.owner_block[job.dep.index] = blockIdx.x;
+    ctx.template spawn_next_when<HeldWaiter>(ctx.dependency(job.dep.index), job, std::int32_t(job.dep.fan_in));
+  }
+};
+using HeldDepGraph = PhaseQueue<Phaseless<Producer, HoldingOwner, HeldWaiter>>;
+
+TEST_CASE("held continuations (spawn_next_when) run once, after all resolutions, in either order",
+          "[gpu][dependency][handoff]") {
+  const Scheduler scheduler = each_scheduler();
+  const std::uint32_t n = 50000, fan_in = 3;
+  DeviceBuffer<std::uint32_t> resolved(n), released(n), early(1), owner_block(n), same_block(1);
+  Config config;
+  config.dependency_capacity = n;
+  config.waiting_storage_capacity = n;
+  config.trace = true;
+  config.trace_event_capacity = 16ull * n;
+  Runtime<HeldDepGraph> rt{config};
+  std::vector<HeldJob> owners(n);
+  std::vector<DepJob> producers;
+  std::mt19937 rng(Catch::rngSeed());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    owners[i] = HeldJob{DepJob{i, fan_in, resolved.get(), released.get(), early.get()}, owner_block.get(), same_block.get()};
+    for (std::uint32_t k = 0; k < fan_in; ++k) producers.push_back(owners[i].dep);
+  }
+  std::shuffle(producers.begin(), producers.end(), rng);
+  std::shuffle(owners.begin(), owners.end(), rng);
+  rt.seed<HoldingOwner>(owners);  // owners first here: many waits begin before their resolutions
+  rt.seed<Producer>(producers);
+  const Report report = rt.run(scheduler);
+  INFO(report.format());
+  REQUIRE(report.ok());
+  REQUIRE(report.executed("Waiter") == n);
+  REQUIRE(report.parked == 0);
+  REQUIRE(report.unresolved_dependencies == 0);
+  REQUIRE(download(early)[0] == 0);
+  REQUIRE(download(released) == std::vector<std::uint32_t>(n, 1));
+  // Under the megakernel some waiters waited in their owner's block (one slot per block).
+  if (scheduler == Scheduler::megakernel) REQUIRE(download(same_block)[0] > 0);
+  const TraceCheckResult check = check_trace(rt.trace());
+  INFO(format(check));
+  REQUIRE(check.ok);
+}
+
+struct Unreleased {
+  using Item = std::uint32_t;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Unreleased";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item&, Ctx&) const {}
+};
+struct Holder {
+  using Item = std::uint32_t;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Holder";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& i, Ctx& ctx) const {
+    if (Dependency* dep = ctx.new_dependency()) ctx.template spawn_next_when<Unreleased>(*dep, i, 2);
+  }
+};
+using HolderGraph = PhaseQueue<Phaseless<Holder, Unreleased>>;
+
+TEST_CASE("a held continuation whose dependency is never resolved ends the run with a report", "[gpu][stall]") {
+  const Scheduler scheduler = each_scheduler();
+  Config config;
+  config.watchdog_seconds = 0.5;
+  Runtime<HolderGraph> rt{config};
+  rt.seed<Holder>(std::vector<std::uint32_t>{1, 2, 3});
+  try {
+    rt.run(scheduler);
+    FAIL("the run should have failed");
+  } catch (const StallError& e) {
+    const std::string message = e.what();
+    INFO(message);
+    REQUIRE_THAT(message, Catch::Contains("unresolved dependencies (runtime pool): 3"));
+    // Held in blocks under the megakernel (the watchdog ends the run; the report names the
+    // held waits), parked in the waiting storage under the others.
+    if (scheduler == Scheduler::megakernel)
+      REQUIRE_THAT(message, Catch::Contains("watchdog") && Catch::Contains("a held task waits for 2 more resolution(s)"));
+    else
+      REQUIRE_THAT(message, Catch::Contains("never resolved") && Catch::Contains("counter 2"));
+  }
+}
+
 // ---- failures end with a report --------------------------------------------------------
 
 struct Forgotten {

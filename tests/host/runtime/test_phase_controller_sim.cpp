@@ -2,8 +2,10 @@
 // that behave like megakernel blocks (the same pick_batch code), on graphs with phases,
 // cyclic phases, phaseless tasks and tasks parked on dependencies; optionally with each
 // thread keeping a lone spawned task in its own hand-off slot (handoff.hpp, the same
-// next_handed_off and finish_handing_off code). Checks: exact task counts, no task ever runs
-// while a task of another phase runs, the run terminates.
+// next_handed_off and finish_handing_off code), and optionally holding the joins that wait
+// for a dependency in that slot instead of the waiting storage (spawn_next_when's held waits:
+// put_held, ready, the pending count of a task that waits across batches). Checks: exact task
+// counts, no task ever runs while a task of another phase runs, the run terminates.
 #include "host_structures.hpp"
 
 #include <apiary/schedulers/batch_picker.hpp>
@@ -34,6 +36,7 @@ using SimHandoff = Handoff<queue_stride(sizeof(Item))>;
 struct Sim {
   bool cyclic;
   bool handoff = false;  // threads keep one spawned task each (as megakernel blocks do)
+  bool hold = false;     // joins (J, phaseless) wait in the thread's slot when it is free
   std::uint32_t cycles;  // C spawns A(depth + 1) while depth + 1 < cycles (cyclic graphs)
   std::uint32_t roots;
   ErrorWord* error;
@@ -46,6 +49,7 @@ struct Sim {
   std::atomic<std::uint32_t> next_dep{0};
   std::array<std::atomic<std::uint64_t>, num_queues> executed{};
   std::atomic<std::uint64_t> handed_off{0};
+  std::atomic<std::uint64_t> held{0};
   std::array<std::atomic<std::int64_t>, 3> running_in_phase{};
   ThreadFailures failures;
 
@@ -96,6 +100,11 @@ struct Sim {
         APIARY_THREAD_CHECK(failures, d < deps.size());
         spawn(B, {item.depth, d, 1});
         spawn(B, {item.depth, d, 0});
+        if (local != nullptr && local->try_hold(J)) {  // ctx.spawn_next_when's held wait
+          local->put_held(J, &item, sizeof(item), deps[d], 2);
+          held.fetch_add(1, std::memory_order_relaxed);
+          break;
+        }
         spawn_when(
             deps[d], 2,
             [&] {
@@ -124,9 +133,11 @@ struct Sim {
     std::uint32_t rotor = t % num_queues;
     SimHandoff slot{};
     slot.reset();
-    local = handoff ? &slot : nullptr;
+    slot.hold_accept = hold ? std::uint64_t(1) << J : 0;
+    local = handoff || hold ? &slot : nullptr;
     Batch b;
     for (;;) {
+      // next_handed_off also polls a held join's dependency (as the megakernel's loop does).
       if (!next_handed_off(views.data(), pc, slot, b, b)) {
         b = pick_batch(
             views.data(), pc, rotor, [](std::uint32_t, std::int64_t available) {
@@ -135,7 +146,10 @@ struct Sim {
             [&] { return ws.view.parked_hint(); });
         slot.accept = handoff && !b.stop ? table.queues_running_in(b.phase.phase) : 0;
       }
-      if (b.stop) return;
+      if (b.stop) {
+        give_back_held(views.data(), slot);
+        return;
+      }
       if (b.count == 0) {
         std::this_thread::yield();
         continue;
@@ -178,12 +192,16 @@ struct Sim {
 TEST_CASE("phase controller: phases, phaseless joins and parked tasks under 8 threads", "[phases][stress]") {
   ErrorWord unused{};
   const auto roots = static_cast<std::uint32_t>(scaled(200'000));
-  const bool handoff = GENERATE(false, true);
+  const int mode = GENERATE(0, 1, 2, 3);  // bit 0: hand-off, bit 1: held joins
+  const bool handoff = (mode & 1) != 0;
   Sim sim(false, 1, roots, &unused);
   sim.handoff = handoff;
+  sim.hold = (mode & 2) != 0;
   sim.run();
-  INFO("hand-off " << handoff << ": " << sim.failures.first);
+  INFO("hand-off " << handoff << " hold " << sim.hold << ": " << sim.failures.first);
   REQUIRE((sim.handed_off > 0) == handoff);
+  if (!sim.hold) REQUIRE(sim.held == 0);
+  if (mode == 2) REQUIRE(sim.held > 0);  // with the hand-off on as well, a B usually takes the slot first
   REQUIRE(sim.failures.count == 0);
   REQUIRE(sim.state.error.code == 0);
   REQUIRE(sim.controller().status() == RunStatus::finished);
@@ -214,12 +232,16 @@ TEST_CASE("phase controller: cyclic phases run until every queue is empty", "[ph
   ErrorWord unused{};
   const std::uint32_t cycles = 12;
   const auto roots = static_cast<std::uint32_t>(scaled(20'000));
-  const bool handoff = GENERATE(false, true);
+  const int mode = GENERATE(0, 1, 2, 3);  // bit 0: hand-off, bit 1: held joins
+  const bool handoff = (mode & 1) != 0;
   Sim sim(true, cycles, roots, &unused);
   sim.handoff = handoff;
+  sim.hold = (mode & 2) != 0;
   sim.run();
-  INFO("hand-off " << handoff << ": " << sim.failures.first);
+  INFO("hand-off " << handoff << " hold " << sim.hold << ": " << sim.failures.first);
   REQUIRE((sim.handed_off > 0) == handoff);
+  if (!sim.hold) REQUIRE(sim.held == 0);
+  if (mode == 2) REQUIRE(sim.held > 0);  // with the hand-off on as well, a B usually takes the slot first
   REQUIRE(sim.failures.count == 0);
   REQUIRE(sim.state.error.code == 0);
   REQUIRE(sim.controller().status() == RunStatus::finished);

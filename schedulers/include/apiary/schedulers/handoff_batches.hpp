@@ -39,10 +39,12 @@ APIARY_HD void count_deferred(const QueueView* queues, Handoff<B>& handoff) {
 // ending, the task goes to its queue instead, where the report counts it as queued like every
 // task that did not run, and `next` stops. False if nothing was handed off. `previous` and
 // `next` may be the same object.
+// A held task (handoff.hpp) is taken only once its dependency is resolved; until then this
+// returns false and the block runs other batches (`give_back_held` when the run ends first).
 template <std::uint32_t B>
 APIARY_HD bool next_handed_off(const QueueView* queues, const PhaseController& pc, Handoff<B>& handoff,
                                const Batch& previous, Batch& next) {
-  if (!handoff.full()) return false;
+  if (!handoff.full() || !handoff.ready()) return false;
   const bool ending = handoff.stopping != 0 || (handoff.status_due() && !pc.running());
   if (!ending) {
     next = handed_off_batch(previous, handoff.queue);
@@ -57,13 +59,29 @@ APIARY_HD bool next_handed_off(const QueueView* queues, const PhaseController& p
   return true;
 }
 
+// The block leaves the run (it stopped) while a task waits in its slot: the task goes to its
+// queue, where the report counts it as queued like every task that did not run, and the
+// executed counts that hand-off hops deferred are added.
+template <std::uint32_t B>
+APIARY_HD void give_back_held(const QueueView* queues, Handoff<B>& handoff) {
+  count_deferred(queues, handoff);
+  if (!handoff.full()) return;
+  const QueueView& queue = queues[handoff.queue];
+  queue.push_words(handoff.item, queue.stride, handoff.tag);  // may fail only on an error already raised
+  handoff.waits_on = nullptr;
+  handoff.clear();
+}
+
 // One thread, after every worker finished `batch`: counts its tasks as executed and lets
 // them leave the pending counts, adding the task they handed off, if any. A hop from the
 // slot to the slot within one phase defers all of it (handoff.hpp).
 template <std::uint32_t B>
 APIARY_HD void finish_batch(const QueueView* queues, const PhaseController& pc, Handoff<B>& handoff,
                             const Batch& batch) {
-  const bool handing_off = handoff.full();
+  // Only a task put during this batch is new to the pending count: a held task that waits
+  // on across batches was counted by the batch that held it.
+  const bool handing_off = handoff.full() && handoff.fresh != 0;
+  handoff.fresh = 0;
   const PhaseTableView& table = *pc.table;
   if (batch.handed_off && handing_off && table.pending_slot(batch.queue) == table.pending_slot(handoff.queue) &&
       handoff.defer_count(batch.queue))

@@ -30,8 +30,11 @@ struct MegakernelParams {
 
 namespace detail {
 
-// Thread 0 of a block: the next batch, backing off while nothing is eligible.
-__device__ inline Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t& rotor) {
+// Thread 0 of a block: the next batch, backing off while nothing is eligible. A block that
+// holds a task (handoff.hpp) polls its dependency first and runs it once it is resolved.
+template <std::uint32_t B>
+__device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t& rotor, Handoff<B>& handoff,
+                            const Batch& previous) {
   const PhaseController pc = g.controller();
   auto max_items = [&](std::uint32_t q, std::int64_t available) {
     const std::uint64_t per_round = std::uint64_t(layout.slots[q]) * gridDim.x;
@@ -43,6 +46,7 @@ __device__ inline Batch next_batch(const DeviceGraph& g, const BlockLayout& layo
   std::uint32_t backoff = 32;
   for (;;) {
     if (blockIdx.x == 0) g.drain_host_input();  // one thread moves host-submitted tasks in
+    if (handoff.held() && handoff.ready()) return handed_off_batch(previous, handoff.queue);
     const Batch batch = pick_batch(g.queues, pc, rotor, max_items, parked);
     if (batch.stop || batch.count != 0) return batch;
     __nanosleep(backoff);
@@ -52,6 +56,26 @@ __device__ inline Batch next_batch(const DeviceGraph& g, const BlockLayout& layo
     // 1.04-1.08x, the fan tree's latency run 1.06-1.08x).
     backoff = backoff < 256 ? backoff * 2 : backoff;
   }
+}
+
+// Thread 0: the trace's release event of a held task that is about to run (its dependency's
+// last resolution came from another task; this block saw it).
+template <std::uint32_t B>
+__device__ void trace_held_release(const DeviceGraph& g, Handoff<B>& handoff) {
+  if (!handoff.was_held) return;
+  handoff.was_held = 0;
+  if (g.trace.enabled())
+    g.trace.event(DependencyEvent{global_timer_ns(), handoff.tag, static_cast<std::uint32_t>(DependencyEventKind::release),
+                                  no_task, 0, handoff.queue});
+}
+
+// Phaseless queues: eligible in every phase, so a task of theirs may wait in a block's slot
+// across batches of any phase.
+__device__ inline std::uint64_t holdable_queues(const DeviceGraph& g) {
+  std::uint64_t mask = 0;
+  for (std::uint32_t q = 0; q < g.table.num_queues; ++q)
+    if (g.table.queue_phase[q] == no_phase) mask |= std::uint64_t(1) << q;
+  return mask;
 }
 
 template <class Graph>
@@ -65,6 +89,7 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
   if (threadIdx.x == 0) {
     rotor = blockIdx.x % g.table.num_queues;
     handoff.reset();
+    handoff.hold_accept = layout.handoff ? holdable_queues(g) : 0;
   }
   __syncthreads();
   for (;;) {
@@ -75,10 +100,15 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
       if (next_handed_off(g.queues, g.controller(), handoff, batch, batch)) {
         if (blockIdx.x == 0) g.drain_host_input();  // as next_batch does: block 0 takes host input
       } else {
-        batch = next_batch(g, layout, rotor);
-        handoff.accept = layout.handoff && !batch.stop ? g.table.queues_running_in(batch.phase.phase) : 0;
+        batch = next_batch(g, layout, rotor, handoff, batch);
+        if (!batch.handed_off)
+          handoff.accept = layout.handoff && !batch.stop ? g.table.queues_running_in(batch.phase.phase) : 0;
       }
-      if (!batch.stop) prepare_worker_barriers(g, layout, batch, smem);
+      if (batch.stop) give_back_held(g.queues, handoff);
+      else {
+        trace_held_release(g, handoff);
+        prepare_worker_barriers(g, layout, batch, smem);
+      }
     }
     __syncthreads();
     if (batch.stop) break;
