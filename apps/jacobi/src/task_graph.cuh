@@ -539,6 +539,32 @@ __device__ void continue_with_neighbours(const TaskProblem<T>& P, Worker w, int 
   }
 }
 
+// stages_inline, after task t of iteration k summed its rows: arrive (thread 0; the last task
+// decides), then either hold (t, k + 1) until the last task resolves it, or, in the last task,
+// resolve every other task's successor and run its own next (see the header comment).
+template <class Task, class T, class Shared, class Ctx>
+__device__ void finish_inline_stage(const TaskProblem<T>& P, Worker w, int t, int k, double total, int stopped_before,
+                                    Shared& sh, Ctx& ctx) {
+  int* status = &sh.decided;
+  if (w.rank() == 0) *status = stopped_before != 0 ? stopped_iteration : arrive_and_decide(P, k & 1, k, total);
+  w.sync();
+  const int decided = *status;
+  if (decided == stopped_iteration) return;  // a successor of the deciding iteration: ends here
+  if (decided < 0) {
+    // Not the last: (t, k + 1) waits for the last task's resolution, held by this block.
+    if (w.rank() == 0)
+      ctx.template spawn_next_when<Task>(ctx.dependency(iteration_dependency(t, k + 1)), JacobiItem{t, k + 1}, 1);
+    return;
+  }
+  // The last task of iteration k: release iteration k + 1 (after a stop too, so that no task
+  // stays waiting). One fence per thread for all its resolutions; this task's own successor
+  // runs next here, unless the solve stopped.
+  __threadfence();
+  for (int u = static_cast<int>(w.rank()); u < P.tasks; u += static_cast<int>(w.size()))
+    if (u != t) ctx.resolve_after_fence(ctx.dependency(iteration_dependency(u, k + 1)));
+  if (decided == 0 && w.rank() == 0) ctx.template spawn_next<Task>(JacobiItem{t, k + 1});
+}
+
 }  // namespace task_detail
 
 template <class T, RowMapping M>
@@ -550,14 +576,21 @@ __device__ void JacobiTask<T, M>::operator()(Worker w, const Item& item, Ctx& ct
   // Autonomous runs go on as no-ops after a stop, up to the gate (see the header comment).
   // One read for the whole worker, so that its threads take the same branches.
   JacobiShared<T, M>& sh = *w.shared<JacobiShared<T, M>>();
+  // stages_inline has a graph of its own (Jacobi tasks alone), compiled with this branch alone:
+  // its protocol then costs the other versions' kernels no registers.
+  if constexpr (Ctx::Traits::template queue_of<CheckTask<T, M>> == ~0u) {
+    // Whether the solve had stopped before this task was released, loaded now and used at the
+    // arrival, so the load's round trip hides behind the rows.
+    const int stopped_before = w.rank() == 0 ? load_status(P.state) : 0;
+    const double total = worker_sum(w, update_task_rows(P, P.ranges[t], k, w, sh), sh.warp_sums);
+    finish_inline_stage<JacobiTask>(P, w, t, k, total, stopped_before, sh, ctx);
+    return;
+  } else {
   if (P.mode == TaskMode::autonomous) {
     if (w.rank() == 0) sh.stopped = load_status(P.state);
     w.sync();
   }
   const bool stopped = P.mode == TaskMode::autonomous && sh.stopped != 0;
-  // stages_inline: whether the solve had stopped before this task was released, loaded now
-  // and used at the arrival, so the load's round trip hides behind the rows.
-  const int stopped_before = P.mode == TaskMode::stages_inline && w.rank() == 0 ? load_status(P.state) : 0;
   double rr = 0;
   if (!stopped) rr = update_task_rows(P, P.ranges[t], k, w, sh);
   // No fence per thread here: worker_sum's barrier orders every thread's x_{k+1} before
@@ -583,27 +616,6 @@ __device__ void JacobiTask<T, M>::operator()(Worker w, const Item& item, Ctx& ct
         ctx.resolve(ctx.dependency(check_dependency(P.tasks, k, P.mode, P.p)));
       }
       return;
-    case TaskMode::stages_inline: {
-      int* status = &sh.decided;
-      if (w.rank() == 0) *status = stopped_before != 0 ? stopped_iteration : arrive_and_decide(P, k & 1, k, total);
-      w.sync();
-      const int decided = *status;
-      if (decided == stopped_iteration) return;  // a successor of the deciding iteration: ends here
-      if (decided < 0) {
-        // Not the last: (t, k + 1) waits for the last task's resolution, held by this block.
-        if (w.rank() == 0)
-          ctx.template spawn_next_when<JacobiTask>(ctx.dependency(iteration_dependency(t, k + 1)), JacobiItem{t, k + 1}, 1);
-        return;
-      }
-      // The last task of iteration k: release iteration k + 1 (after a stop too, so that no
-      // task stays waiting). One fence per thread for all its resolutions; this task's own
-      // successor runs next here, unless the solve stopped.
-      __threadfence();
-      for (int u = static_cast<int>(w.rank()); u < P.tasks; u += static_cast<int>(w.size()))
-        if (u != t) ctx.resolve_after_fence(ctx.dependency(iteration_dependency(u, k + 1)));
-      if (decided == 0 && w.rank() == 0) ctx.template spawn_next<JacobiTask>(JacobiItem{t, k + 1});
-      return;
-    }
     case TaskMode::checkpoints:
       if (check) {
         if (w.rank() == 0) {
@@ -633,6 +645,7 @@ __device__ void JacobiTask<T, M>::operator()(Worker w, const Item& item, Ctx& ct
   }
   if (k >= P.p.max_iter) return;
   continue_with_neighbours<JacobiTask>(P, w, t, k, ctx);
+  }
 }
 
 template <class T, RowMapping M>
