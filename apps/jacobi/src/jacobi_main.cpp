@@ -65,6 +65,9 @@ void usage(const char* program) {
       "                           streamed through shared memory in chunks, a thread per row;\n"
       "                           grouped: 1-32 threads per row reading global memory. auto (default):\n"
       "                           grouped for tasks over 4096 non-zeros of short rows, else staged\n"
+      "  --hold-successors on|off stages_inline: each task's successor waits in its block for the\n"
+      "                           iteration's last task (megakernel; default on), or off: the last\n"
+      "                           task spawns them all\n"
       "  --omega W (1)  --tol T (1e-6, relative residual)  --max-iter N (20000)  --check-every C (1)\n"
       "  --repeats R (5)  --json FILE (JSON lines, appended)  --require-convergence\n"
       "  --check-budget W         CPU reference work limit in nnz*iterations (1e9); above it the check\n"
@@ -99,6 +102,12 @@ bool parse(int argc, char** argv, Options& o) {
         throw InputError(arg, "expected a number, got '" + v + "'");
       }
     };
+    auto on_off = [&]() -> bool {
+      const std::string v = value();
+      if (v == "on") return true;
+      if (v == "off") return false;
+      throw InputError(arg, "expected on or off, got '" + v + "'");
+    };
     if (arg == "--matrix") o.matrix = value();
     else if (arg == "--generate") o.spec = value();
     else if (arg == "--suite") o.suite = value();
@@ -110,6 +119,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--task-nnz") o.tasks.task_nnz = static_cast<int>(number());
     else if (arg == "--blocks-per-sm") o.tasks.blocks_per_sm = static_cast<unsigned>(number());
     else if (arg == "--rows") o.tasks.rows = parse_row_mapping(value());
+    else if (arg == "--hold-successors") o.tasks.hold_successors = on_off();
     else if (arg == "--omega") o.params.omega = number();
     else if (arg == "--tol") o.params.tol = number();
     else if (arg == "--max-iter") o.params.max_iter = static_cast<int>(number());
@@ -204,6 +214,7 @@ int run_version(const Options& o, const Context& ctx, const spmv::MatrixSource& 
         rec["config"]["partition"] = to_string(part.kind);
         rec["config"]["task_nnz"] = part.target_nnz;
         rec["config"]["rows"] = to_string(solver.row_mapping());
+        if (v == Version::stages_inline) rec["config"]["hold_successors"] = o.tasks.hold_successors;
         rec["config"]["tasks"] = part.tasks;
         rec["metrics"]["partition_ms"] = part.build_ms;
         rec["metrics"]["split_rows"] = part.split_rows;

@@ -85,6 +85,8 @@ struct TaskProblem {
   int tasks;
   int group;                // threads per row inside a task: 1, 4, 8 or 32 (grouped rows)
   TaskMode mode;
+  int* waiting;             // tasks: stages_inline, whether task t's successor waits for a resolution
+  int hold_successors;      // stages_inline: hold successors where the scheduler can (--hold-successors)
 };
 
 // Row pieces longer than long_row_nnz(G) (partition.hpp) are summed by all of a task's threads
@@ -162,6 +164,7 @@ struct JacobiSharedCommon {
   int decided;
   int stopped;
   int long_count;
+  int left_to_last;  // stages_inline, the last task: how many others left their successor to it
   index_t long_rows[long_rows_per_pass];
 };
 template <class T, RowMapping M>
@@ -539,29 +542,59 @@ __device__ void continue_with_neighbours(const TaskProblem<T>& P, Worker w, int 
   }
 }
 
+// stages_inline's arrival (thread 0): whether this task's successor waits (`waits`: held in
+// this block, which the scheduler offers only under the megakernel) is announced in the same
+// atomic that counts the task in (bit 16 up: tasks whose successor does not wait), so the last
+// task knows, without reading anything, whether to resolve every successor, spawn every one,
+// or (mixed) read each task's flag.
+struct InlineArrival {
+  int status;       // the decision in the last task; -1 in the others, stopped_iteration after a stop
+  int spawned;      // last task: how many other tasks left their successor to it
+};
+inline constexpr unsigned spawned_unit = 1u << 16;
+
+template <class T>
+__device__ inline InlineArrival arrive_inline(const TaskProblem<T>& P, int t, int k, double share, bool waits) {
+  const DecisionInputs inputs = load_decision_inputs(P.state);
+  const int s = k & 1;
+  P.waiting[t] = waits ? 1 : 0;  // read by the last task only in the mixed case; published by the fence
+  atomicAdd(&P.global_sum[s], share);
+  __threadfence();
+  const unsigned before = atomicAdd(&P.arrivals[s], waits ? 1u : 1u + spawned_unit);
+  if ((before & (spawned_unit - 1)) != static_cast<unsigned>(P.tasks) - 1) return {-1, 0};
+  __threadfence();
+  const double squares = __longlong_as_double(atomicExch(reinterpret_cast<unsigned long long*>(&P.global_sum[s]), 0ull));
+  P.arrivals[s] = 0;
+  return {decide(P.state, k, squares, P.p, inputs), static_cast<int>(before / spawned_unit)};
+}
+
 // stages_inline, after task t of iteration k summed its rows: arrive (thread 0; the last task
-// decides), then either hold (t, k + 1) until the last task resolves it, or, in the last task,
-// resolve every other task's successor and run its own next (see the header comment).
+// decides); the others hold (t, k + 1) on their dependency where the megakernel offers a slot,
+// else leave it to the last task, which resolves the waiting successors (also after a stop:
+// they then end as no-ops, see the header comment) and spawns the others (not after a stop).
 template <class Task, class T, class Shared, class Ctx>
 __device__ void finish_inline_stage(const TaskProblem<T>& P, Worker w, int t, int k, double total, int stopped_before,
                                     Shared& sh, Ctx& ctx) {
-  int* status = &sh.decided;
-  if (w.rank() == 0) *status = stopped_before != 0 ? stopped_iteration : arrive_and_decide(P, k & 1, k, total);
-  w.sync();
-  const int decided = *status;
-  if (decided == stopped_iteration) return;  // a successor of the deciding iteration: ends here
-  if (decided < 0) {
-    // Not the last: (t, k + 1) waits for the last task's resolution, held by this block.
-    if (w.rank() == 0)
+  if (w.rank() == 0) {
+    const bool waits = P.hold_successors && ctx.template can_hold<Task>();
+    const InlineArrival a = stopped_before != 0 ? InlineArrival{stopped_iteration, 0} : arrive_inline(P, t, k, total, waits);
+    sh.decided = a.status;
+    sh.left_to_last = a.spawned;
+    if (a.status == -1 && waits)
       ctx.template spawn_next_when<Task>(ctx.dependency(iteration_dependency(t, k + 1)), JacobiItem{t, k + 1}, 1);
-    return;
   }
-  // The last task of iteration k: release iteration k + 1 (after a stop too, so that no task
-  // stays waiting). One fence per thread for all its resolutions; this task's own successor
-  // runs next here, unless the solve stopped.
+  w.sync();
+  const int decided = sh.decided;
+  if (decided < 0) return;  // not the last, or a successor of the deciding iteration
+  // The last task of iteration k. One fence per thread for all its resolutions.
+  const int spawned = sh.left_to_last, others = P.tasks - 1;
   __threadfence();
-  for (int u = static_cast<int>(w.rank()); u < P.tasks; u += static_cast<int>(w.size()))
-    if (u != t) ctx.resolve_after_fence(ctx.dependency(iteration_dependency(u, k + 1)));
+  for (int u = static_cast<int>(w.rank()); u < P.tasks; u += static_cast<int>(w.size())) {
+    if (u == t) continue;
+    const bool waits = spawned == 0 || (spawned < others && __ldcg(&P.waiting[u]) != 0);
+    if (waits) ctx.resolve_after_fence(ctx.dependency(iteration_dependency(u, k + 1)));
+    else if (decided == 0) ctx.template spawn<Task>(JacobiItem{u, k + 1});
+  }
   if (decided == 0 && w.rank() == 0) ctx.template spawn_next<Task>(JacobiItem{t, k + 1});
 }
 

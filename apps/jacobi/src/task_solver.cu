@@ -148,13 +148,15 @@ struct TaskJacobi<T>::Impl {
     Partition part;
     sparse::DeviceBuffer<double> partial, split_sum;
     sparse::DeviceBuffer<int> split_arrivals;
+    sparse::DeviceBuffer<int> waiting;  // stages_inline: per task, whether its successor waits
     Graphs<RowMapping::staged> staged;
     Graphs<RowMapping::grouped> grouped;
 
     explicit Sized(Partition p, index_t rows)
         : part(std::move(p)), partial(static_cast<std::size_t>(part.tasks)),
           split_sum(part.split_rows ? 2 * static_cast<std::size_t>(rows) : 1),
-          split_arrivals(part.split_rows ? 2 * static_cast<std::size_t>(rows) : 1) {}
+          split_arrivals(part.split_rows ? 2 * static_cast<std::size_t>(rows) : 1),
+          waiting(static_cast<std::size_t>(part.tasks)) {}
   };
 
   TaskInputs<T> in;
@@ -254,6 +256,8 @@ struct TaskJacobi<T>::Impl {
     pr.tasks = part.tasks;
     pr.group = in.group;
     pr.mode = mode_of(v);
+    pr.waiting = z.waiting.data();
+    pr.hold_successors = options.hold_successors ? 1 : 0;
     APIARY_CUDA_CHECK(cudaMemcpyAsync(problem.data(), &pr, sizeof pr, cudaMemcpyHostToDevice, nullptr));
     // The runtime works on its own non-blocking stream: finish these first.
     APIARY_CUDA_CHECK(cudaStreamSynchronize(nullptr));

@@ -45,6 +45,9 @@ struct TaskOptions {
   // less, which shortens the hand-over from one task to the next.
   unsigned blocks_per_sm = 0;
   RowMapping rows = RowMapping::automatic;
+  // stages_inline: a task's successor waits in its block (ctx.spawn_next_when, megakernel)
+  // instead of being spawned by the iteration's last task (--hold-successors on|off).
+  bool hold_successors = true;
 };
 
 // Device inputs owned by the caller (GpuJacobi); they must outlive the solver.
