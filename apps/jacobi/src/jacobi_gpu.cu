@@ -235,6 +235,11 @@ RowMapping GpuJacobi<T>::row_mapping(Version v, Scheduler s) {
 }
 
 template <class T>
+bool GpuJacobi<T>::held_successors() {
+  return is_task_version(last_) && tasks().holds_successors(task_version_of(last_), scheduler_);
+}
+
+template <class T>
 RowMapping GpuJacobi<T>::row_mapping() {
   return row_mapping(is_task_version(last_) ? last_ : Version::stages_inline, scheduler_);
 }

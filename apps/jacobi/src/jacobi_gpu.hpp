@@ -98,6 +98,8 @@ class GpuJacobi {
   // resolved for its partition), and the same for the task version run last (as partition()).
   RowMapping row_mapping(Version v, Scheduler s);
   RowMapping row_mapping();
+  // Whether the last task version run (stages_inline) held its successors in their blocks.
+  bool held_successors();
   // The result of the last run (downloads x_k).
   Result<T> result() const;
   // Fills both iterate buffers and the state with 0xff (before a checked run).

@@ -214,7 +214,7 @@ int run_version(const Options& o, const Context& ctx, const spmv::MatrixSource& 
         rec["config"]["partition"] = to_string(part.kind);
         rec["config"]["task_nnz"] = part.target_nnz;
         rec["config"]["rows"] = to_string(solver.row_mapping());
-        if (v == Version::stages_inline) rec["config"]["hold_successors"] = o.tasks.hold_successors;
+        if (v == Version::stages_inline) rec["config"]["held_successors"] = solver.held_successors();
         rec["config"]["tasks"] = part.tasks;
         rec["metrics"]["partition_ms"] = part.build_ms;
         rec["metrics"]["split_rows"] = part.split_rows;

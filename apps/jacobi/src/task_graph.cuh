@@ -14,14 +14,16 @@
 //                  each iteration spawns that iteration's Check into the next phase.
 //   stages_deps    phaseless; Check(k) waits on one dependency that each of the T tasks of
 //                  iteration k resolves; it spawns iteration k + 1 and the next Check.
-//   stages_inline  a graph of Jacobi tasks alone (InlineJacobiGraph): each task of iteration
-//                  k adds its ||r||^2 share to a global sum and counts itself in; the others
-//                  then wait with their successor (t, k + 1) on a dependency of their own
-//                  (ctx.spawn_next_when: under the megakernel held in the block's hand-off
-//                  slot, no queue hop); the last one decides and resolves those dependencies
-//                  (also after a stop: the successors then end as no-ops, below). The same
-//                  stage barrier as stages_deps, but the check runs in the task that
-//                  completes the iteration, and each task runs on where it ran.
+//   stages_inline  each task of iteration k adds its ||r||^2 share to a global sum and counts
+//                  itself in; the last one decides and starts iteration k + 1. The same stage
+//                  barrier as stages_deps, but the check runs in the task that completes the
+//                  iteration. Two ways to start k + 1: in the dependency graph the last task
+//                  spawns all of it through the queue; in a graph of Jacobi tasks alone
+//                  (InlineJacobiGraph, 128-thread blocks, megakernel, tasks of at most half a
+//                  wave: task_solver.cu) the others first wait with their successor (t, k + 1)
+//                  on a dependency of their own, held in their block (ctx.spawn_next_when: no
+//                  queue hop), and the last one resolves those (also after a stop: they then
+//                  end as no-ops, below) and spawns only the successors no block could hold.
 //   checkpoints    between check iterations every task waits only for its neighbours N(t) of
 //                  the previous iteration (dependency per task, two per task by iteration
 //                  parity) and spawns itself; on check iterations the tasks resolve a
@@ -38,7 +40,7 @@
 // after every (u, k) that read them. The autonomous version keeps check_every + 1 buffers so
 // that x_K survives until its residual is decided.
 //
-// stages_inline after a stop: the T - 1 successors that waited run their rows into a third
+// stages_inline (held) after a stop: the successors that waited run their rows into a third
 // iterate buffer (so x_K of the deciding iteration survives), see the stop at their arrival
 // and end there. Their status load is issued when they start, so no task waits for it.
 //
@@ -649,6 +651,20 @@ __device__ void JacobiTask<T, M>::operator()(Worker w, const Item& item, Ctx& ct
         ctx.resolve(ctx.dependency(check_dependency(P.tasks, k, P.mode, P.p)));
       }
       return;
+    case TaskMode::stages_inline: {
+      // In this graph (the wide blocks, where a slot is not a task's own): no held waits. The
+      // last task of iteration k spawns all of k + 1 through the queue, if the solve goes on.
+      // (Handing this task's own successor off to its block instead measured 1.15-1.28x
+      // slower on A5/A6 under MK and 1.2-1.27x under TSK/PDC (H200): a one-wave iteration
+      // then has one worker slot fewer, and a block runs two tasks in a row.)
+      int* status = &sh.decided;
+      if (w.rank() == 0) *status = arrive_and_decide(P, k & 1, k, total);
+      w.sync();
+      if (*status == 0)
+        for (int u = static_cast<int>(w.rank()); u < P.tasks; u += static_cast<int>(w.size()))
+          ctx.template spawn<JacobiTask>(JacobiItem{u, k + 1});
+      return;
+    }
     case TaskMode::checkpoints:
       if (check) {
         if (w.rank() == 0) {

@@ -207,12 +207,22 @@ struct TaskJacobi<T>::Impl {
     return *slot;
   }
 
-  // The autonomous version keeps check_every + 1 iterates, stages_inline three (its last
-  // iteration's successors write one more, task_graph.cuh), the others two.
-  void ensure_ring(TaskVersion v) {
-    const int needed = v == TaskVersion::autonomous      ? std::max(2, p.check_every + 1)
-                       : v == TaskVersion::stages_inline ? 3
-                                                         : 2;
+  // Whether stages_inline holds its successors (InlineJacobiGraph, task_graph.cuh): under the
+  // megakernel, for tasks of at most half its wave, unless --hold-successors off. Same-machine
+  // A/B on an H100 (fp64, MK, against spawning them all from the last task in the dependency
+  // graph): 0.79-0.95x the time on the mid-size matrices (half-wave tasks, bound by what
+  // each task costs), but one-wave tasks lost: powerlaw_dd_1m 1.28x (the 128-thread blocks
+  // alone, without holding: 1.19x), the 10^6-row Laplacians 0.95-0.99x; under TSK and PDC,
+  // which cannot hold, the narrow blocks cost 1.2-1.5x (docs/jacobi.md).
+  bool holds_successors(TaskVersion v, Scheduler s, const Partition& part, RowMapping m) {
+    return v == TaskVersion::stages_inline && s == Scheduler::megakernel && options.hold_successors &&
+           part.tasks <= slots(Scheduler::megakernel, m) / 2;
+  }
+
+  // The autonomous version keeps check_every + 1 iterates, stages_inline with held successors
+  // three (the deciding iteration's successors write one more, task_graph.cuh), the others two.
+  void ensure_ring(TaskVersion v, bool held) {
+    const int needed = v == TaskVersion::autonomous ? std::max(2, p.check_every + 1) : held ? 3 : 2;
     if (needed <= ring) return;
     const double bytes = static_cast<double>(needed) * in.a.rows * sizeof(T);
     if (bytes > 8e9)
@@ -223,8 +233,8 @@ struct TaskJacobi<T>::Impl {
     ring = needed;
   }
 
-  void reset(TaskVersion v, Sized& z) {
-    ensure_ring(v);
+  void reset(TaskVersion v, Sized& z, bool held) {
+    ensure_ring(v, held);
     DeviceState s;
     s.min_rel = INFINITY;
     s.bnorm = in.bnorm;
@@ -285,9 +295,9 @@ struct TaskJacobi<T>::Impl {
   }
 
   template <RowMapping M>
-  Report run_graph(Graphs<M>& g, const Partition& part, TaskVersion v, Scheduler s) {
+  Report run_graph(Graphs<M>& g, const Partition& part, TaskVersion v, Scheduler s, bool held) {
     if (v == TaskVersion::stages_phases) return run_on<M>(g.phases, part, s);
-    if (v == TaskVersion::stages_inline) return run_on<M>(g.inline_stages, part, s);
+    if (held) return run_on<M>(g.inline_stages, part, s);
     return run_on<M>(g.dependencies, part, s);
   }
 };
@@ -303,9 +313,10 @@ template <class T>
 Report TaskJacobi<T>::run(TaskVersion v, Scheduler s) {
   const auto shape = impl_->shape(v, s);
   auto& z = impl_->sized(shape.task_nnz);
-  impl_->reset(v, z);
-  Report report = shape.rows == RowMapping::staged ? impl_->run_graph(z.staged, z.part, v, s)
-                                                   : impl_->run_graph(z.grouped, z.part, v, s);
+  const bool held = impl_->holds_successors(v, s, z.part, shape.rows);
+  impl_->reset(v, z, held);
+  Report report = shape.rows == RowMapping::staged ? impl_->run_graph(z.staged, z.part, v, s, held)
+                                                   : impl_->run_graph(z.grouped, z.part, v, s, held);
   DeviceState state;
   APIARY_CUDA_CHECK(cudaMemcpy(&state, impl_->in.state, sizeof state, cudaMemcpyDeviceToHost));
   if (state.status == 0)
@@ -328,6 +339,12 @@ void TaskJacobi<T>::poison() {
 template <class T>
 const Partition& TaskJacobi<T>::partition(TaskVersion v, Scheduler s) {
   return impl_->sized(impl_->shape(v, s).task_nnz).part;
+}
+
+template <class T>
+bool TaskJacobi<T>::holds_successors(TaskVersion v, Scheduler s) {
+  const auto shape = impl_->shape(v, s);
+  return impl_->holds_successors(v, s, impl_->sized(shape.task_nnz).part, shape.rows);
 }
 
 template <class T>

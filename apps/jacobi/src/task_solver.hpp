@@ -81,6 +81,8 @@ class TaskJacobi {
   const Partition& partition(TaskVersion v, Scheduler s);
   // The row mapping of version v under scheduler s (automatic resolved for its partition).
   RowMapping row_mapping(TaskVersion v, Scheduler s);
+  // Whether version v under scheduler s holds its successors in their blocks (stages_inline).
+  bool holds_successors(TaskVersion v, Scheduler s);
 
  private:
   struct Impl;
