@@ -198,3 +198,128 @@ TEST_CASE("dependency: a reused dependency keeps counter and slot apart in its w
   }
   REQUIRE(error.code == 0);
 }
+
+// Held waits (ctx.spawn_next_when under the megakernel, dependency.hpp): the waiting task stays
+// with its holder, which polls; no resolution may release anything.
+TEST_CASE("dependency: a held wait is ready after exactly n resolutions, before or after the hold, retain included",
+          "[dependency]") {
+  Dependency dep;
+  int released = 0;
+  auto release = [&](std::uint32_t) { ++released; };
+  SECTION("resolutions after the hold") {
+    hold(dep, 2);
+    REQUIRE_FALSE(held_ready(dep));
+    REQUIRE_FALSE(resolve(dep, release));
+    REQUIRE_FALSE(held_ready(dep));
+    REQUIRE_FALSE(resolve_after_fence(dep, release));
+    REQUIRE(held_ready(dep));
+  }
+  SECTION("all of them before the hold") {
+    REQUIRE_FALSE(resolve(dep, release));
+    REQUIRE_FALSE(resolve(dep, release));
+    hold(dep, 2);
+    REQUIRE(held_ready(dep));
+  }
+  SECTION("retain: the holder hands its count to two children") {
+    hold(dep, 1);
+    retain(dep, 2);
+    for (int i = 0; i < 2; ++i) {
+      REQUIRE_FALSE(resolve(dep, release));
+      REQUIRE_FALSE(held_ready(dep));
+    }
+    REQUIRE_FALSE(resolve(dep, release));
+    REQUIRE(held_ready(dep));
+  }
+  REQUIRE(released == 0);
+  REQUIRE(dep.counter() == 0);  // reusable: a parked wait works on it next
+  REQUIRE_FALSE(resolve(dep, release));
+  REQUIRE(dep.counter() == -1);
+}
+
+TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence: each ready or released once, "
+          "after all resolutions",
+          "[dependency][stress]") {
+  const unsigned threads = stress_threads();
+  const auto deps = static_cast<std::uint32_t>(scaled(1'000'000));
+  std::mt19937_64 rng(Catch::rngSeed() + 29);
+  enum class Kind : std::uint8_t { hold, park, resolve };
+  struct HoldOp {
+    std::uint32_t dep;
+    Kind kind;
+  };
+  std::vector<std::uint32_t> needed(deps);
+  std::vector<bool> held(deps);
+  std::vector<HoldOp> ops;
+  for (std::uint32_t d = 0; d < deps; ++d) {
+    needed[d] = 1 + static_cast<std::uint32_t>(rng() % 8);
+    held[d] = rng() % 2 == 0;
+    ops.push_back({d, held[d] ? Kind::hold : Kind::park});
+    for (std::uint32_t r = 0; r < needed[d]; ++r) ops.push_back({d, Kind::resolve});
+  }
+  std::shuffle(ops.begin(), ops.end(), rng);
+
+  ErrorWord error{};
+  HostWaitingStorage ws(deps + deps / 4, sizeof(Waiter), &error);
+  std::vector<Dependency> dependency(deps);
+  std::vector<std::atomic<std::uint32_t>> resolved(deps);
+  std::vector<std::atomic<std::uint32_t>> ran(deps);
+  std::vector<std::atomic<bool>> taken_at_hold(deps);
+  ThreadFailures failures;
+
+  auto run = [&](std::uint32_t d) {
+    APIARY_THREAD_CHECK(failures, resolved[d].load() == needed[d]);  // all resolutions happened first
+    APIARY_THREAD_CHECK(failures, ran[d].fetch_add(1) == 0);
+  };
+  auto release = [&](std::uint32_t slot) {
+    Waiter w{};
+    ws.view.extract(slot, &w, sizeof(w));
+    APIARY_THREAD_CHECK(failures, !held[w.dep]);  // held waits are never released by a resolution
+    run(w.dep);
+  };
+  const std::size_t chunk = (ops.size() + threads - 1) / threads;
+  run_threads(threads, [&](unsigned t) {
+    const std::size_t begin = t * chunk, end = std::min(ops.size(), begin + chunk);
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::uint32_t d = ops[i].dep;
+      switch (ops[i].kind) {
+        case Kind::hold:
+          hold(dependency[d], std::int32_t(needed[d]));
+          if (held_ready(dependency[d])) {  // one poll now; the rest after the run
+            taken_at_hold[d] = true;
+            run(d);
+          }
+          break;
+        case Kind::park: {
+          const Waiter w{d, needed[d]};
+          spawn_when(
+              dependency[d], std::int32_t(needed[d]),
+              [&] {
+                const std::uint32_t slot = ws.view.reserve(d);
+                if (slot != no_slot) ws.view.write(slot, 7, &w, sizeof(w), d);
+                return slot;
+              },
+              [&](std::uint32_t slot) { ws.view.discard(slot); }, [&] { run(d); });
+          break;
+        }
+        case Kind::resolve:
+          resolved[d].fetch_add(1);
+          resolve_after_fence(dependency[d], release);
+          break;
+      }
+    }
+  });
+
+  INFO(failures.first);
+  REQUIRE(failures.count == 0);
+  REQUIRE(error.code == 0);
+  REQUIRE(ws.view.parked_hint() == 0);
+  for (std::uint32_t d = 0; d < deps; ++d) {
+    if (held[d] && !taken_at_hold[d]) {
+      REQUIRE(held_ready(dependency[d]));  // every resolution is in: the holder's next poll runs it
+      run(d);
+    }
+    REQUIRE(ran[d].load() == 1);
+    REQUIRE(dependency[d].counter() == 0);  // reusable
+  }
+  REQUIRE(failures.count == 0);
+}
