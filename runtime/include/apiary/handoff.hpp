@@ -160,15 +160,6 @@ struct Handoff {
   // The task that ran the handed-off item read it: the slot may take the next one.
   APIARY_HD void clear() { detail::block_store(taken, 0u); }
 
- private:
-  APIARY_HD bool try_claim(std::uint64_t mask, std::uint32_t q) {
-    if (((mask >> q) & 1u) == 0) return false;
-    if (detail::block_load(taken) != 0) return false;  // cheap early out
-    return detail::block_cas(taken, 0u, 1u);
-  }
-
- public:
-
   // Thread 0, before a hand-off hop: whether the run status is due to be read.
   APIARY_HD bool status_due() {
     if (++unchecked < check_every) return false;
@@ -183,6 +174,14 @@ struct Handoff {
     uncounted_queue = q;
     ++uncounted;
     return true;
+  }
+
+ private:
+  // try_take / try_hold: q must be in `mask`, and the slot free.
+  APIARY_HD bool try_claim(std::uint64_t mask, std::uint32_t q) {
+    if (((mask >> q) & 1u) == 0) return false;
+    if (detail::block_load(taken) != 0) return false;  // cheap early out
+    return detail::block_cas(taken, 0u, 1u);
   }
 };
 

@@ -27,6 +27,20 @@ struct StartAt {
   std::uint32_t slot;
   std::uint32_t start(std::uint64_t, std::uint32_t) const { return slot; }
 };
+// spawn_when for waiter `w` of dependency `d`: parks it in `ws` (queue 7) or, when every
+// resolution came first, calls `direct`. The stress tests' one way to park.
+template <class Direct>
+SpawnWhenOutcome park_waiter(HostWaitingStorage& ws, Dependency& dep, std::uint32_t d, const Waiter& w,
+                             Direct&& direct) {
+  return spawn_when(
+      dep, std::int32_t(w.expected),
+      [&] {
+        const std::uint32_t slot = ws.view.reserve(d);
+        if (slot != no_slot) ws.view.write(slot, 7, &w, sizeof(w), d);
+        return slot;
+      },
+      [&](std::uint32_t slot) { ws.view.discard(slot); }, direct);
+}
 }  // namespace
 
 TEST_CASE("dependency: concurrent spawn_when and resolve release each task once, after all resolutions",
@@ -68,19 +82,11 @@ TEST_CASE("dependency: concurrent spawn_when and resolve release each task once,
       const std::uint32_t d = ops[i].dep;
       if (ops[i].spawn) {
         const Waiter w{d, needed[d]};
-        spawn_when(
-            dependency[d], std::int32_t(needed[d]),
-            [&] {
-              const std::uint32_t slot = ws.view.reserve(d);
-              if (slot != no_slot) ws.view.write(slot, 7, &w, sizeof(w), d);
-              return slot;
-            },
-            [&](std::uint32_t slot) { ws.view.discard(slot); },
-            [&] {
-              APIARY_THREAD_CHECK(failures, resolved[d].load() == needed[d]);
-              APIARY_THREAD_CHECK(failures, released[d].fetch_add(1) == 0);
-              APIARY_THREAD_CHECK(failures, ready.view.push(w));
-            });
+        park_waiter(ws, dependency[d], d, w, [&] {
+          APIARY_THREAD_CHECK(failures, resolved[d].load() == needed[d]);
+          APIARY_THREAD_CHECK(failures, released[d].fetch_add(1) == 0);
+          APIARY_THREAD_CHECK(failures, ready.view.push(w));
+        });
       } else {
         resolved[d].fetch_add(1);
         resolve(dependency[d], release);
@@ -290,15 +296,7 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
           }
           break;
         case Kind::park: {
-          const Waiter w{d, needed[d]};
-          spawn_when(
-              dependency[d], std::int32_t(needed[d]),
-              [&] {
-                const std::uint32_t slot = ws.view.reserve(d);
-                if (slot != no_slot) ws.view.write(slot, 7, &w, sizeof(w), d);
-                return slot;
-              },
-              [&](std::uint32_t slot) { ws.view.discard(slot); }, [&] { run(d); });
+          park_waiter(ws, dependency[d], d, Waiter{d, needed[d]}, [&] { run(d); });
           break;
         }
         case Kind::resolve:
