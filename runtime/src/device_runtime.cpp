@@ -542,7 +542,8 @@ void DeviceRuntime::throw_failure(const RunState& state, Report report) const {
   }
   if (watchdog_fired_) {
     msg << "the watchdog stopped the run: no task batch finished for " << config_.watchdog_seconds
-        << " s (config key 'watchdog_seconds').";
+        << " s (config key 'watchdog_seconds'). Tasks that waited in a block at a gate that never opened "
+           "(ctx.hold_next_at) went back to their queues and are counted as queued.";
     report.errors.push_back(msg.str());
     throw StallError(msg.str() + "\n" + report.format());
   }

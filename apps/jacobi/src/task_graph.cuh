@@ -15,15 +15,16 @@
 //   stages_deps    phaseless; Check(k) waits on one dependency that each of the T tasks of
 //                  iteration k resolves; it spawns iteration k + 1 and the next Check.
 //   stages_inline  each task of iteration k adds its ||r||^2 share to a global sum and counts
-//                  itself in; the last one decides and starts iteration k + 1. The same stage
-//                  barrier as stages_deps, but the check runs in the task that completes the
-//                  iteration. Two ways to start k + 1: in the dependency graph the last task
-//                  spawns all of it through the queue; in a graph of Jacobi tasks alone
+//                  itself in: the same stage barrier as stages_deps without a Check task. Two
+//                  ways to run it. In the dependency graph the last task decides and spawns
+//                  all of k + 1 through the queue. In a graph of Jacobi tasks alone
 //                  (InlineJacobiGraph, 128-thread blocks, megakernel, tasks of at most half a
-//                  wave: task_solver.cu) the others first wait with their successor (t, k + 1)
-//                  on a dependency of their own, held in their block (ctx.spawn_next_when: no
-//                  queue hop), and the last one resolves those (also after a stop: they then
-//                  end as no-ops, below) and spawns only the successors no block could hold.
+//                  wave: task_solver.cu) each task first holds its successor (t, k + 1) in its
+//                  block at the iteration's gate, the arrival count itself (ctx.hold_next_at:
+//                  no queue hop, nothing to resolve), so the last arrival's atomic starts
+//                  iteration k + 1; the last arriver spawns only the successors no block could
+//                  hold. The decision on iteration k is taken by every task of k + 1 for
+//                  itself, from the same sum and history, so it is off the barrier's path.
 //   checkpoints    between check iterations every task waits only for its neighbours N(t) of
 //                  the previous iteration (dependency per task, two per task by iteration
 //                  parity) and spawns itself; on check iterations the tasks resolve a
@@ -40,9 +41,10 @@
 // after every (u, k) that read them. The autonomous version keeps check_every + 1 buffers so
 // that x_K survives until its residual is decided.
 //
-// stages_inline (held) after a stop: the successors that waited run their rows into a third
-// iterate buffer (so x_K of the deciding iteration survives), see the stop at their arrival
-// and end there. Their status load is issued when they start, so no task waits for it.
+// stages_inline (held) after a stop at iteration K: every task of K + 1 runs (held or spawned
+// before the decision was known), writes its rows into a third iterate buffer (so x_K and
+// x_{K+1} survive), takes the decision and ends there: T no-op tasks per solve. Their loads of
+// the decision's inputs are issued when they start, so no task waits for them.
 //
 // Every x_k is the Jacobi iterate itself (not a mix of iterations): all versions stop at the
 // same iteration as the CPU reference with the same check_every.
@@ -81,14 +83,15 @@ struct TaskProblem {
   double* split_sum;        // 2 x rows: the pieces' sums of split rows, by iteration parity
   int* split_arrivals;      // 2 x rows
   double* partial;          // tasks: each task's ||r_k||^2 share (Check versions)
-  double* global_sum;       // 2: autonomous ||r||^2 sums, by check-iteration parity
-  unsigned* arrivals;       // 2
+  double* global_sum;       // 3: ||r||^2 sums, by check-iteration parity (stages_inline held: k % 3)
+  unsigned* arrivals;       // 3: the same for the arrivals
   DeviceState* state;
   int tasks;
   int group;                // threads per row inside a task: 1, 4, 8 or 32 (grouped rows)
   TaskMode mode;
-  int* waiting;             // tasks: stages_inline, whether task t's successor waits for a resolution
-  int hold_successors;      // stages_inline: hold successors where the scheduler can (--hold-successors)
+  double bnorm;             // ||b||_2
+  int* waiting;             // stages_inline (held): 2 x tasks, by iteration parity: task t's successor is not held
+  double* min_rels;         // stages_inline (held): tasks, each task's smallest checked residual so far
 };
 
 // Row pieces longer than long_row_nnz(G) (partition.hpp) are summed by all of a task's threads
@@ -124,8 +127,6 @@ __device__ inline std::uint32_t check_dependency(int tasks, int k, TaskMode mode
   return 4u * tasks + ((mode == TaskMode::stages_deps ? k : check_ordinal(k, p)) & 1);
 }
 inline std::uint32_t dependencies_needed(int tasks) { return 4u * tasks + 2; }
-// arrive_and_decide's result in a stages_inline task released after the solve stopped.
-inline constexpr int stopped_iteration = -2;
 
 template <class T, RowMapping M>
 struct CheckTask;
@@ -166,7 +167,7 @@ struct JacobiSharedCommon {
   int decided;
   int stopped;
   int long_count;
-  int left_to_last;  // stages_inline, the last task: how many others left their successor to it
+  int left_to_last;  // stages_inline (held), the last arriver: successors left to it to spawn
   index_t long_rows[long_rows_per_pass];
 };
 template <class T, RowMapping M>
@@ -544,60 +545,104 @@ __device__ void continue_with_neighbours(const TaskProblem<T>& P, Worker w, int 
   }
 }
 
-// stages_inline's arrival (thread 0): whether this task's successor waits (`waits`: held in
-// this block, which the scheduler offers only under the megakernel) is announced in the same
-// atomic that counts the task in (bit 16 up: tasks whose successor does not wait), so the last
-// task knows, without reading anything, whether to resolve every successor, spawn every one,
-// or (mixed) read each task's flag.
-struct InlineArrival {
-  int status;       // the decision in the last task; -1 in the others, stopped_iteration after a stop
-  int spawned;      // last task: how many other tasks left their successor to it
-};
+// stages_inline with held successors (InlineJacobiGraph): a ring of three arrival words and
+// sums, slot k % 3 for iteration k. Task t of iteration k adds its ||r_k||^2 share (check
+// iterations) and counts itself in at slot k % 3; bit 16 up counts the tasks whose successor
+// is not held (the last arriver spawns those). The held successors wait at the slot's gate
+// (ctx.hold_next_at): open once its low 16 bits reach T, i.e. with the last arrival's atomic.
+// Nobody decides at the arrival: every task of iteration k + 1 decides iteration k for itself
+// when it starts (decide_prior), from the same sum and history, so all take the same decision.
 inline constexpr unsigned spawned_unit = 1u << 16;
 
 template <class T>
-__device__ inline InlineArrival arrive_inline(const TaskProblem<T>& P, int t, int k, double share, bool waits) {
-  const DecisionInputs inputs = load_decision_inputs(P.state);
-  const int s = k & 1;
-  P.waiting[t] = waits ? 1 : 0;  // read by the last task only in the mixed case; published by the fence
-  atomicAdd(&P.global_sum[s], share);
-  __threadfence();
-  const unsigned before = atomicAdd(&P.arrivals[s], waits ? 1u : 1u + spawned_unit);
-  if ((before & (spawned_unit - 1)) != static_cast<unsigned>(P.tasks) - 1) return {-1, 0};
-  __threadfence();
-  const double squares = __longlong_as_double(atomicExch(reinterpret_cast<unsigned long long*>(&P.global_sum[s]), 0ull));
-  P.arrivals[s] = 0;
-  return {decide(P.state, k, squares, P.p, inputs), static_cast<int>(before / spawned_unit)};
+__device__ inline Gate iteration_gate(const TaskProblem<T>& P, int k) {
+  return Gate{&P.arrivals[k % 3], spawned_unit - 1, static_cast<unsigned>(P.tasks)};
 }
 
-// stages_inline, after task t of iteration k summed its rows: arrive (thread 0; the last task
-// decides); the others hold (t, k + 1) on their dependency where the megakernel offers a slot,
-// else leave it to the last task, which resolves the waiting successors (also after a stop:
-// they then end as no-ops, see the header comment) and spawns the others (not after a stop).
+// What task (t, k) needs to decide iteration k - 1, loaded by thread 0 when the task starts so
+// that the round trips hide behind its rows: ||r_{k-1}||^2 (complete: every task of k - 1
+// arrived before this one started) and the smallest checked residual before it, which each
+// task keeps for itself (min_rels[t], written by its predecessor).
+struct PriorDecision {
+  double squares;
+  double min_rel;
+};
+template <class T>
+__device__ inline PriorDecision load_prior(const TaskProblem<T>& P, int t, int k) {
+  if (k == 0 || !is_check_iteration(k - 1, P.p)) return {0, 0};
+  return {__ldcg(&P.global_sum[(k - 1) % 3]), __ldcg(&P.min_rels[t])};
+}
+
+// Thread 0 of task (t, k): the decision on iteration k - 1 (0: go on). Task 0 records a stop
+// for the host; the others only end.
+template <class T>
+__device__ inline int decide_prior(const TaskProblem<T>& P, int t, int k, PriorDecision in) {
+  if (k == 0 || !is_check_iteration(k - 1, P.p)) return 0;
+  const double rel = sqrt(in.squares) / P.bnorm;
+  double min_rel = in.min_rel;
+  const int status = jacobi_decide(rel, k - 1, P.p, min_rel);
+  if (min_rel != in.min_rel) P.min_rels[t] = min_rel;  // published by this task's arrival
+  if (status != 0 && t == 0) {
+    DeviceState* s = P.state;
+    s->rel = rel;
+    s->min_rel = min_rel;
+    s->k = k - 1;
+    store_release(s->status, status);
+  }
+  return status;
+}
+
+// Thread 0 of task (t, k), after its rows: arrives at gate k % 3 (`held`: its successor waits
+// there). Returns the arrival word before this arrival. Task 0 first clears slot (k + 1) % 3
+// for iteration k + 1: iteration k - 2 used it, and every reader of it (the tasks of k - 1,
+// and the blocks that held them) is past it, since all of k - 1 arrived before k started; no
+// task of k + 1 arrives before this arrival, which the fence orders after the clearing.
+template <class T>
+__device__ inline unsigned arrive_at_gate(const TaskProblem<T>& P, int t, int k, double share, bool held) {
+  if (t == 0) {
+    P.arrivals[(k + 1) % 3] = 0;
+    P.global_sum[(k + 1) % 3] = 0;
+  }
+  // Read by the last arriver only when some successor is not held. Double-buffered: the tasks
+  // of k + 1 may start before the last arriver of k has read it, not those of k + 2.
+  P.waiting[(k & 1) * P.tasks + t] = held ? 0 : 1;
+  if (is_check_iteration(k, P.p)) atomicAdd(&P.global_sum[k % 3], share);
+  __threadfence();  // x_{k+1}'s rows (the worker's barrier before), the share, min_rels[t]
+  return atomicAdd(&P.arrivals[k % 3], held ? 1u : 1u + spawned_unit);
+}
+
+// stages_inline (held), after task t of iteration k summed its rows: unless the solve stopped
+// at iteration k - 1, hold (t, k + 1) at gate k where the block can, and arrive; the last
+// arriver spawns the successors no block could hold (also after a stop: they end as no-ops).
 template <class Task, class T, class Shared, class Ctx>
-__device__ void finish_inline_stage(const TaskProblem<T>& P, Worker w, int t, int k, double total, int stopped_before,
-                                    Shared& sh, Ctx& ctx) {
+__device__ void finish_gated_stage(const TaskProblem<T>& P, Worker w, int t, int k, double total, PriorDecision prior,
+                                   Shared& sh, Ctx& ctx) {
   if (w.rank() == 0) {
-    const bool waits = P.hold_successors && ctx.template can_hold<Task>();
-    const InlineArrival a = stopped_before != 0 ? InlineArrival{stopped_iteration, 0} : arrive_inline(P, t, k, total, waits);
-    sh.decided = a.status;
-    sh.left_to_last = a.spawned;
-    if (a.status == -1 && waits)
-      ctx.template spawn_next_when<Task>(ctx.dependency(iteration_dependency(t, k + 1)), JacobiItem{t, k + 1}, 1);
+    int left = 0;  // the last arriver: successors left to it, its own included
+    bool held = false;
+    if (decide_prior(P, t, k, prior) == 0) {
+      held = ctx.template hold_next_at<Task>(iteration_gate(P, k), JacobiItem{t, k + 1});
+      const unsigned before = arrive_at_gate(P, t, k, total, held);
+      if ((before & (spawned_unit - 1)) == static_cast<unsigned>(P.tasks) - 1) {
+        left = static_cast<int>(before / spawned_unit) + (held ? 0 : 1);
+        if (left > 0) __threadfence();  // acquire: the others' waiting flags
+      }
+    }
+    sh.left_to_last = left;
+    sh.decided = held ? 1 : 0;
   }
   w.sync();
-  const int decided = sh.decided;
-  if (decided < 0) return;  // not the last, or a successor of the deciding iteration
-  // The last task of iteration k. One fence per thread for all its resolutions.
-  const int spawned = sh.left_to_last, others = P.tasks - 1;
-  __threadfence();
-  for (int u = static_cast<int>(w.rank()); u < P.tasks; u += static_cast<int>(w.size())) {
-    if (u == t) continue;
-    const bool waits = spawned == 0 || (spawned < others && __ldcg(&P.waiting[u]) != 0);
-    if (waits) ctx.resolve_after_fence(ctx.dependency(iteration_dependency(u, k + 1)));
-    else if (decided == 0) ctx.template spawn<Task>(JacobiItem{u, k + 1});
+  const int left = sh.left_to_last;
+  if (left == 0) return;  // not the last arriver, or nothing left to it
+  const bool own_held = sh.decided != 0;
+  if (left > (own_held ? 0 : 1)) {
+    for (int u = static_cast<int>(w.rank()); u < P.tasks; u += static_cast<int>(w.size()))
+      if (u != t && __ldcg(&P.waiting[(k & 1) * P.tasks + u]) != 0) ctx.template spawn<Task>(JacobiItem{u, k + 1});
+    // This task's own successor starts only after every flag was read: iteration k + 1 cannot
+    // end without it, so no task of k + 2 rewrites a flag of this parity that is still read.
+    w.sync();
   }
-  if (decided == 0 && w.rank() == 0) ctx.template spawn_next<Task>(JacobiItem{t, k + 1});
+  if (!own_held && w.rank() == 0) ctx.template spawn_next<Task>(JacobiItem{t, k + 1});
 }
 
 }  // namespace task_detail
@@ -614,11 +659,10 @@ __device__ void JacobiTask<T, M>::operator()(Worker w, const Item& item, Ctx& ct
   // stages_inline has a graph of its own (Jacobi tasks alone), compiled with this branch alone:
   // its protocol then costs the other versions' kernels no registers.
   if constexpr (Ctx::Traits::template queue_of<CheckTask<T, M>> == ~0u) {
-    // Whether the solve had stopped before this task was released, loaded now and used at the
-    // arrival, so the load's round trip hides behind the rows.
-    const int stopped_before = w.rank() == 0 ? load_status(P.state) : 0;
+    // The decision on iteration k - 1 needs two loads: issued now, used after the rows.
+    const PriorDecision prior = w.rank() == 0 ? load_prior(P, t, k) : PriorDecision{0, 0};
     const double total = worker_sum(w, update_task_rows(P, P.ranges[t], k, w, sh), sh.warp_sums);
-    finish_inline_stage<JacobiTask>(P, w, t, k, total, stopped_before, sh, ctx);
+    finish_gated_stage<JacobiTask>(P, w, t, k, total, prior, sh, ctx);
     return;
   } else {
   if (P.mode == TaskMode::autonomous) {

@@ -148,7 +148,9 @@ struct TaskJacobi<T>::Impl {
     Partition part;
     sparse::DeviceBuffer<double> partial, split_sum;
     sparse::DeviceBuffer<int> split_arrivals;
-    sparse::DeviceBuffer<int> waiting;  // stages_inline: per task, whether its successor waits
+    sparse::DeviceBuffer<int> waiting;       // stages_inline (held): 2 x tasks, successor not held
+    sparse::DeviceBuffer<double> min_rels;   // stages_inline (held): each task's smallest checked residual
+    std::vector<double> no_residual;         // tasks x infinity: min_rels before a solve
     Graphs<RowMapping::staged> staged;
     Graphs<RowMapping::grouped> grouped;
 
@@ -156,7 +158,8 @@ struct TaskJacobi<T>::Impl {
         : part(std::move(p)), partial(static_cast<std::size_t>(part.tasks)),
           split_sum(part.split_rows ? 2 * static_cast<std::size_t>(rows) : 1),
           split_arrivals(part.split_rows ? 2 * static_cast<std::size_t>(rows) : 1),
-          waiting(static_cast<std::size_t>(part.tasks)) {}
+          waiting(2 * static_cast<std::size_t>(part.tasks)), min_rels(static_cast<std::size_t>(part.tasks)),
+          no_residual(static_cast<std::size_t>(part.tasks), INFINITY) {}
   };
 
   TaskInputs<T> in;
@@ -171,7 +174,7 @@ struct TaskJacobi<T>::Impl {
   std::vector<JacobiItem> seed;  // stages_inline: iteration 0
 
   Impl(const TaskInputs<T>& inputs, const Params& params, const TaskOptions& o)
-      : in(inputs), p(params), options(o), global_sum(2), arrivals(2), problem(1) {}
+      : in(inputs), p(params), options(o), global_sum(3), arrivals(3), problem(1) {}
 
   // Resident Jacobi workers per scheduler and row mapping (their graphs' kernels differ in
   // registers and shared memory), asked once: the occupancy query reads the device's
@@ -266,8 +269,12 @@ struct TaskJacobi<T>::Impl {
     pr.tasks = part.tasks;
     pr.group = in.group;
     pr.mode = mode_of(v);
+    pr.bnorm = in.bnorm;
     pr.waiting = z.waiting.data();
-    pr.hold_successors = options.hold_successors ? 1 : 0;
+    pr.min_rels = z.min_rels.data();
+    if (held)
+      APIARY_CUDA_CHECK(cudaMemcpyAsync(z.min_rels.data(), z.no_residual.data(), z.no_residual.size() * sizeof(double),
+                                        cudaMemcpyHostToDevice, nullptr));
     APIARY_CUDA_CHECK(cudaMemcpyAsync(problem.data(), &pr, sizeof pr, cudaMemcpyHostToDevice, nullptr));
     // The runtime works on its own non-blocking stream: finish these first.
     APIARY_CUDA_CHECK(cudaStreamSynchronize(nullptr));

@@ -126,6 +126,19 @@ class Context {
     spawn_when_to(queue, dep, item, n);
   }
 
+  // A continuation that waits in this block's hand-off slot until `gate` opens (gate.hpp):
+  // for barriers whose arrivals count up one word, which then releases all its waiters with
+  // the last arrival's atomic. Call it last, from one thread. Returns false, spawning nothing,
+  // where the task cannot be held (anything but the megakernel, hand-off off, U phased, the
+  // slot taken): nobody else would release it, so the caller must start it another way.
+  template <class U>
+  __device__ bool hold_next_at(const Gate& gate, const typename U::Item& item) const {
+    constexpr std::uint32_t q = queue_of<U>();
+    if (handoff_ == nullptr || !handoff_->try_hold(q)) return false;
+    handoff_->put_gated(q, &item, sizeof(item), gate);  // counted pending when this batch finishes
+    return true;
+  }
+
   // One resolution of `dep`; the resolution that completes it moves the waiting task to its
   // queue, or, where the scheduler can, to this block's hand-off slot: its inputs are ready
   // (dependencies are resolved once the work they guard is done), so it may as well run next here.

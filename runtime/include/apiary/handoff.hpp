@@ -36,6 +36,10 @@
 // a park, a release and a queue hop for every task; held, the barrier's resolutions are all
 // it costs, and each task runs again on the block that holds its successor.
 //
+// Gated tasks (ctx.hold_next_at, megakernel only, gate.hpp): the same, for a task that waits
+// until a word many tasks wait on reaches a count (a barrier's arrivals), instead of a
+// dependency of its own. Nothing else releases it, so only a block that holds it can run it.
+//
 // Header-only and __host__ __device__ so the CPU stress tests run the same code. On the
 // device the slot lives in shared memory and is accessed with shared-memory instructions:
 // the same accesses through generic addresses cost about 300 more cycles per hop in a
@@ -43,8 +47,10 @@
 #pragma once
 
 #include <apiary/dependency.hpp>
+#include <apiary/gate.hpp>
 #include <apiary/platform.hpp>
 #include <apiary/queue.hpp>
+#include <apiary/trace_record.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -91,7 +97,8 @@ struct Handoff {
 
   std::uint64_t accept;     // bit q: tasks of queue q may be handed off (set by the scheduler)
   std::uint64_t hold_accept;  // bit q: tasks of queue q may be held for a dependency (set by the scheduler)
-  Dependency* waits_on;     // the held task's dependency; nullptr: the task is ready
+  Dependency* waits_on;     // the held task's dependency; nullptr: the task is ready (unless gated)
+  Gate gate;                // the gated task's gate; gate.word == nullptr: not gated
   std::uint32_t fresh;      // the task was put during the running batch and is not counted pending yet
   std::uint32_t was_held;   // the ready task waited here for `tag` (its release is not traced yet)
   std::uint32_t taken;      // 0: empty; 1: a task was put (or is being put)
@@ -108,6 +115,7 @@ struct Handoff {
     accept = 0;
     hold_accept = 0;
     waits_on = nullptr;
+    gate.word = nullptr;
     fresh = 0;
     was_held = 0;
     taken = 0;
@@ -133,6 +141,7 @@ struct Handoff {
     queue = q;
     tag = dependency_tag;
     waits_on = nullptr;
+    gate.word = nullptr;
     fresh = 1;
   }
   // The same for a task that waits for n resolutions of `dep` (after try_hold).
@@ -141,21 +150,37 @@ struct Handoff {
     put(q, source, bytes, dependency_id(dep));
     waits_on = &dep;
   }
+  // The same for a task that waits until `g` opens (after try_hold; gate.hpp).
+  APIARY_HD void put_gated(std::uint32_t q, const void* source, std::uint32_t bytes, const Gate& g) {
+    put(q, source, bytes, no_dependency);
+    gate = g;
+  }
 
   // Read after a block barrier: whether a task waits here.
   APIARY_HD bool full() const { return detail::block_load(taken) != 0; }
 
   // Thread 0, after a block barrier: whether the task here may run now (a held task once its
-  // dependency is resolved; this polls it).
+  // dependency is resolved, a gated one once its gate is open; this polls them).
   APIARY_HD bool ready() {
-    if (waits_on == nullptr) return true;
-    if (!held_ready(*waits_on)) return false;
-    waits_on = nullptr;
-    was_held = 1;
+    if (waits_on != nullptr) {
+      if (!held_ready(*waits_on)) return false;
+      waits_on = nullptr;
+      was_held = 1;  // traced as its dependency's release
+      return true;
+    }
+    if (gate.word != nullptr) {
+      if (!gate_open(gate)) return false;
+      gate.word = nullptr;
+    }
     return true;
   }
-  // Thread 0, after a block barrier: whether a task waits here for a dependency.
-  APIARY_HD bool held() const { return full() && waits_on != nullptr; }
+  // Thread 0, after a block barrier: whether a task waits here for a dependency or a gate.
+  APIARY_HD bool held() const { return full() && (waits_on != nullptr || gate.word != nullptr); }
+  // Thread 0: the waiting task leaves the slot unrun (the run ended first).
+  APIARY_HD void forget_wait() {
+    waits_on = nullptr;
+    gate.word = nullptr;
+  }
 
   // The task that ran the handed-off item read it: the slot may take the next one.
   APIARY_HD void clear() { detail::block_store(taken, 0u); }

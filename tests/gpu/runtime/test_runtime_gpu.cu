@@ -422,6 +422,161 @@ TEST_CASE("a held continuation whose dependency is never resolved ends the run w
   }
 }
 
+// Gated continuations (ctx.hold_next_at): `rounds` rounds of `tasks` tasks with a barrier
+// between rounds whose arrivals count up one word (a ring of three, cleared by task 0 two
+// rounds ahead, as Jacobi's stages_inline does). Task (t, r) holds (t, r + 1) at round r's gate
+// where its block can, else leaves it to the round's last arriver, which spawns it.
+struct GateRounds {
+  std::uint32_t* arrivals;  // 3
+  std::uint32_t* marks;     // tasks: the last round each task ran
+  std::uint32_t* unheld;    // 2 x tasks, by round parity: the task's successor was not held
+  std::uint32_t* early;     // a task saw another still in an earlier round (the gate opened too soon)
+  std::uint32_t* ahead;     // a task saw another in a later round (it ran ahead of the barrier)
+  std::uint32_t* held;      // successors held at a gate
+  std::uint32_t* runs;      // tasks x rounds: how often (t, r) ran
+  std::uint32_t tasks, rounds;
+};
+inline constexpr std::uint32_t gate_spawned_unit = 1u << 16;
+struct GateJob {
+  std::uint32_t t, r;
+};
+struct GatedRound {
+  using Item = GateJob;
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Round";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& job, Ctx& ctx) const {
+    const GateRounds& g = *ctx.template user_data<GateRounds>();
+    const std::uint32_t t = job.t, r = job.r;
+    for (std::uint32_t u = w.rank(); u < g.tasks; u += w.size()) {
+      const std::uint32_t m = __ldcg(&g.marks[u]) - 1;  // marks hold round + 1; 0: not yet run
+      if (r > 0 && (m + 1 == 0 || m + 1 < r)) atomicAdd(g.early, 1u);
+      if (m + 1 != 0 && m > r) atomicAdd(g.ahead, 1u);
+    }
+    __syncwarp();
+    if (r + 1 == g.rounds) {
+      if (w.rank() == 0) {
+        atomicAdd(&g.runs[t * g.rounds + r], 1u);
+        g.marks[t] = r + 1;
+      }
+      return;
+    }
+    std::uint32_t last = 0;
+    if (w.rank() == 0) {
+      atomicAdd(&g.runs[t * g.rounds + r], 1u);
+      g.marks[t] = r + 1;
+      if (t == 0) g.arrivals[(r + 1) % 3] = 0;
+      const bool held = ctx.template hold_next_at<GatedRound>(Gate{&g.arrivals[r % 3], gate_spawned_unit - 1, g.tasks},
+                                                              GateJob{t, r + 1});
+      if (held) atomicAdd(g.held, 1u);
+      g.unheld[(r & 1) * g.tasks + t] = held ? 0 : 1;
+      __threadfence();
+      const std::uint32_t before = atomicAdd(&g.arrivals[r % 3], held ? 1u : 1u + gate_spawned_unit);
+      last = (before & (gate_spawned_unit - 1)) == g.tasks - 1 ? 1 : 0;
+      if (last) __threadfence();
+    }
+    if (__shfl_sync(0xffffffffu, last, 0) == 0) return;
+    // The last arriver spawns the successors no block held. Its own goes last, after every
+    // flag was read: round r + 1 cannot end without it, so no task of r + 2 rewrites a flag
+    // this scan still reads.
+    for (std::uint32_t u = w.rank(); u < g.tasks; u += w.size())
+      if (u != t && __ldcg(&g.unheld[(r & 1) * g.tasks + u]) != 0) ctx.template spawn<GatedRound>(GateJob{u, r + 1});
+    __syncwarp();
+    if (w.rank() == 0 && __ldcg(&g.unheld[(r & 1) * g.tasks + t]) != 0)
+      ctx.template spawn<GatedRound>(GateJob{t, r + 1});
+  }
+};
+using GateGraph = PhaseQueue<Phaseless<GatedRound>>;
+
+TEST_CASE("gated continuations (hold_next_at) start each round after every arrival of the last one",
+          "[gpu][handoff][gate]") {
+  const Scheduler scheduler = each_scheduler();
+  std::mt19937 rng(Catch::rngSeed());
+  // Fewer tasks than megakernel blocks (most held), and more (the rest spawned by the last).
+  for (const std::uint32_t tasks : {std::uint32_t(40 + rng() % 60), std::uint32_t(3000 + rng() % 1000)}) {
+    const std::uint32_t rounds = 200;
+    DYNAMIC_SECTION("tasks " << tasks) {
+      DeviceBuffer<std::uint32_t> arrivals(3), marks(tasks), unheld(2 * tasks), early(1), ahead(1), held(1),
+          runs(std::size_t(tasks) * rounds);
+      DeviceBuffer<GateRounds> shared(1);
+      upload(shared, std::vector<GateRounds>{GateRounds{arrivals.get(), marks.get(), unheld.get(), early.get(),
+                                                        ahead.get(), held.get(), runs.get(), tasks, rounds}});
+      Config config;
+      config.queue_capacity = 4 * tasks;
+      Runtime<GateGraph> rt{config};
+      rt.set_user_data(shared.get());
+      std::vector<GateJob> seed(tasks);
+      for (std::uint32_t t = 0; t < tasks; ++t) seed[t] = GateJob{t, 0};
+      std::shuffle(seed.begin(), seed.end(), rng);
+      rt.seed<GatedRound>(seed);
+      const Report report = rt.run(scheduler);
+      INFO(report.format());
+      REQUIRE(report.ok());
+      REQUIRE(report.executed("Round") == std::uint64_t(tasks) * rounds);
+      REQUIRE(download(runs) == std::vector<std::uint32_t>(runs.size(), 1));
+      REQUIRE(download(early)[0] == 0);
+      REQUIRE(download(ahead)[0] == 0);
+      REQUIRE(download(marks) == std::vector<std::uint32_t>(tasks, rounds));
+      // Only the megakernel holds; there most successors wait in their blocks.
+      const std::uint32_t held_count = download(held)[0];
+      if (scheduler == Scheduler::megakernel) REQUIRE(held_count > 0);
+      else REQUIRE(held_count == 0);
+    }
+  }
+}
+
+struct NeverOpened {
+  using Item = std::uint32_t;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "NeverOpened";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item&, Ctx&) const {}
+};
+struct GateHolder {
+  using Item = std::uint32_t;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "GateHolder";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& i, Ctx& ctx) const {
+    const std::uint32_t* closed = ctx.template user_data<std::uint32_t>();  // stays 0
+    ctx.template hold_next_at<NeverOpened>(Gate{closed, ~0u, 1}, i);
+  }
+};
+using GateHolderGraph = PhaseQueue<Phaseless<GateHolder, NeverOpened>>;
+
+TEST_CASE("a gated continuation whose gate never opens ends the run with a report; elsewhere it is not held",
+          "[gpu][stall][gate]") {
+  const Scheduler scheduler = each_scheduler();
+  DeviceBuffer<std::uint32_t> closed(1);
+  upload(closed, std::vector<std::uint32_t>{0});
+  Config config;
+  config.watchdog_seconds = 0.5;
+  Runtime<GateHolderGraph> rt{config};
+  rt.set_user_data(closed.get());
+  rt.seed<GateHolder>(std::vector<std::uint32_t>{1, 2, 3});
+  if (scheduler != Scheduler::megakernel) {
+    // No block can hold it: hold_next_at returns false, nothing is spawned, the run ends.
+    const Report report = rt.run(scheduler);
+    INFO(report.format());
+    REQUIRE(report.ok());
+    REQUIRE(report.executed("NeverOpened") == 0);
+    return;
+  }
+  try {
+    rt.run(scheduler);
+    FAIL("the run should have failed");
+  } catch (const StallError& e) {
+    const std::string message = e.what();
+    INFO(message);
+    REQUIRE_THAT(message, Catch::Contains("watchdog") && Catch::Contains("gate that never opened"));
+    // The held tasks (one per block that ran a holder) went back to their queue, unrun.
+    REQUIRE_THAT(message, Catch::Matches("[\\s\\S]*NeverOpened +- +0 +[123] +0[\\s\\S]*"));
+  }
+}
+
 // ---- failures end with a report --------------------------------------------------------
 
 struct Forgotten {

@@ -68,7 +68,7 @@ APIARY_HD void give_back_held(const QueueView* queues, Handoff<B>& handoff) {
   if (!handoff.full()) return;
   const QueueView& queue = queues[handoff.queue];
   queue.push_words(handoff.item, queue.stride, handoff.tag);  // may fail only on an error already raised
-  handoff.waits_on = nullptr;
+  handoff.forget_wait();
   handoff.clear();
 }
 

@@ -31,7 +31,8 @@ struct MegakernelParams {
 namespace detail {
 
 // Thread 0 of a block: the next batch, backing off while nothing is eligible. A block that
-// holds a task (handoff.hpp) polls its dependency first and runs it once it is resolved.
+// holds a task (handoff.hpp) polls its dependency or gate whenever the queues had nothing and
+// runs it once it is ready (next_handed_off polled it just before this call).
 template <std::uint32_t B>
 __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t& rotor, Handoff<B>& handoff,
                             const Batch& previous) {
@@ -46,9 +47,9 @@ __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std
   std::uint32_t backoff = 32;
   for (;;) {
     if (blockIdx.x == 0) g.drain_host_input();  // one thread moves host-submitted tasks in
-    if (handoff.held() && handoff.ready()) return handed_off_batch(previous, handoff.queue);
     const Batch batch = pick_batch(g.queues, pc, rotor, max_items, parked);
     if (batch.stop || batch.count != 0) return batch;
+    if (handoff.held() && handoff.ready()) return handed_off_batch(previous, handoff.queue);
     __nanosleep(backoff);
     // Short sleeps: a chain of single tasks waits at most ~0.3 us. A cap of 1024 or 4096 ns
     // (to load the L2 less with idle polls) measured no throughput gain on an H200 and
