@@ -380,11 +380,11 @@ TEST_CASE("held continuations (spawn_next_when) run once, after all resolutions,
   REQUIRE(check.ok);
 }
 
-struct Unreleased {
+struct Forgotten {
   using Item = std::uint32_t;
   static constexpr unsigned threads = 1;
   static constexpr unsigned shared_bytes = 0;
-  static constexpr const char* name = "Unreleased";
+  static constexpr const char* name = "Forgotten";
   template <class Ctx>
   __device__ void operator()(Worker, const Item&, Ctx&) const {}
 };
@@ -395,10 +395,10 @@ struct Holder {
   static constexpr const char* name = "Holder";
   template <class Ctx>
   __device__ void operator()(Worker, const Item& i, Ctx& ctx) const {
-    if (Dependency* dep = ctx.new_dependency()) ctx.template spawn_next_when<Unreleased>(*dep, i, 2);
+    if (Dependency* dep = ctx.new_dependency()) ctx.template spawn_next_when<Forgotten>(*dep, i, 2);
   }
 };
-using HolderGraph = PhaseQueue<Phaseless<Holder, Unreleased>>;
+using HolderGraph = PhaseQueue<Phaseless<Holder, Forgotten>>;
 
 TEST_CASE("a held continuation whose dependency is never resolved ends the run with a report", "[gpu][stall]") {
   const Scheduler scheduler = each_scheduler();
@@ -579,14 +579,6 @@ TEST_CASE("a gated continuation whose gate never opens ends the run with a repor
 
 // ---- failures end with a report --------------------------------------------------------
 
-struct Forgotten {
-  using Item = std::uint32_t;
-  static constexpr unsigned threads = 1;
-  static constexpr unsigned shared_bytes = 0;
-  static constexpr const char* name = "Forgotten";
-  template <class Ctx>
-  __device__ void operator()(Worker, const Item&, Ctx&) const {}
-};
 struct Forgetter {
   using Item = std::uint32_t;
   static constexpr unsigned threads = 1;
