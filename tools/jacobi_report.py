@@ -47,7 +47,9 @@ def markdown(table, schedulers):
         head = "| matrix | rows | nnz | iterations | " + " | ".join(SHORT[v] for v in TASK_VERSIONS) + " | kbk | graph | cuSPARSE |"
         lines += [head, "|" + "---|" * (head.count("|") - 1)]
         for m, e in table.items():
-            any_r = next(iter(e.values()))
+            # The matrix's row count: records before e17c8e4 put a task version's row mapping
+            # under "rows" (now "row_mapping"), so take it from a record where it is a number.
+            any_r = next((r for r in e.values() if isinstance(r["config"].get("rows"), int)), next(iter(e.values())))
             c, met = any_r["config"], any_r["metrics"]
             cells = []
             for v in TASK_VERSIONS:

@@ -213,7 +213,7 @@ int run_version(const Options& o, const Context& ctx, const spmv::MatrixSource& 
         const Report& rep = solver.last_report();
         rec["config"]["partition"] = to_string(part.kind);
         rec["config"]["task_nnz"] = part.target_nnz;
-        rec["config"]["rows"] = to_string(solver.row_mapping());
+        rec["config"]["row_mapping"] = to_string(solver.row_mapping());  // "rows" is the matrix's row count
         if (v == Version::stages_inline) rec["config"]["held_successors"] = solver.held_successors();
         rec["config"]["tasks"] = part.tasks;
         rec["metrics"]["partition_ms"] = part.build_ms;
