@@ -92,6 +92,7 @@ struct TaskProblem {
   double bnorm;             // ||b||_2
   int* waiting;             // stages_inline (held): 2 x tasks, by iteration parity: task t's successor is not held
   double* min_rels;         // stages_inline (held): tasks, each task's smallest checked residual so far
+  int resident_rows;        // stages_inline (held), staged rows: tasks keep their rows in their block (ResidentRows)
 };
 
 // Row pieces longer than long_row_nnz(G) (partition.hpp) are summed by all of a task's threads
@@ -168,13 +169,46 @@ struct JacobiSharedCommon {
   int stopped;
   int long_count;
   int left_to_last;  // stages_inline (held), the last arriver: successors left to it to spawn
+  double prior_squares;  // stages_inline (held): written only to make its load complete early
   index_t long_rows[long_rows_per_pass];
 };
+// stages_inline with held successors (megakernel): task t's successor runs in the same block,
+// so the block keeps what no iteration changes for it in shared memory: the problem
+// description, the task's range, its non-zeros, columns and row offsets, and b and d of its
+// rows. An iteration then reads global memory once (the gathers of x_k), where staged rows
+// read the problem, the range, the chunk and then x_k one after another (clock64 on an H100,
+// lap2D_5pt_n100: 5,800 cycles of a task's ~11,000 went to its rows). Used for tasks without
+// split or long rows whose arrays fit the staging area it shares memory with.
+template <class T>
+struct ResidentRows {
+  TaskProblem<T> problem;
+  TaskRange range;
+  int n, rows;  // the task's non-zeros and rows
+  // values T[n], products T[n], b T[rows], d T[rows], columns index_t[n], offsets index_t[rows + 1]
+  alignas(16) unsigned char data[sizeof(StagedRows<T>) - sizeof(TaskProblem<T>) - sizeof(TaskRange) - 16];
+
+  __host__ __device__ static constexpr std::size_t bytes_for(int n, int rows) {
+    return (2 * std::size_t(n) + 2 * std::size_t(rows)) * sizeof(T) + (std::size_t(n) + std::size_t(rows) + 1) * sizeof(index_t);
+  }
+  __device__ T* values() { return reinterpret_cast<T*>(data); }
+  __device__ T* products() { return values() + n; }
+  __device__ T* b() { return products() + n; }
+  __device__ T* d() { return b() + rows; }
+  __device__ index_t* cols() { return reinterpret_cast<index_t*>(d() + rows); }
+  __device__ index_t* offsets() { return cols() + n; }
+};
+
 template <class T, RowMapping M>
 struct JacobiShared : JacobiSharedCommon {};
 template <class T>
 struct JacobiShared<T, RowMapping::staged> : JacobiSharedCommon {
-  StagedRows<T> staged;
+  // 1 + the task whose rows `resident` holds; 0: none (the megakernel zeroes task shared memory
+  // when it starts, so nothing of an earlier run is ever taken for this one's).
+  int resident_task;
+  union {
+    StagedRows<T> staged;
+    ResidentRows<T> resident;
+  };
 };
 
 template <class T, RowMapping M>
@@ -446,6 +480,86 @@ __device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r,
   return rr;
 }
 
+// Resident rows (ResidentRows): task t takes its rows into its block's shared memory; false,
+// with nothing kept, where they do not fit (the caller then stages them). All threads.
+template <class T>
+__device__ bool take_rows_resident(const TaskProblem<T>& P, int t, Worker w, int& resident_task, ResidentRows<T>& R) {
+  const int rank = static_cast<int>(w.rank()), size = static_cast<int>(w.size());
+  if (rank == 0) resident_task = 0;  // the memory is about to change
+  const TaskRange r = P.ranges[t];
+  const int n = r.e1 - r.e0, rows = r.r1 - r.r0;
+  if (ResidentRows<T>::bytes_for(n, rows) > sizeof(R.data)) return false;
+  static_assert(sizeof(TaskProblem<T>) % 8 == 0, "the problem is copied in words");
+  for (int i = rank; i < static_cast<int>(sizeof(TaskProblem<T>) / 8); i += size)
+    reinterpret_cast<std::uint64_t*>(&R.problem)[i] = reinterpret_cast<const std::uint64_t*>(&P)[i];
+  if (rank == 0) {
+    R.range = r;
+    R.n = n;
+    R.rows = rows;
+  }
+  w.sync();  // n and rows place the arrays
+  for (int i = rank; i < n; i += size) {
+    __pipeline_memcpy_async(&R.values()[i], &P.a.values[r.e0 + i], sizeof(T));
+    __pipeline_memcpy_async(&R.cols()[i], &P.a.col_indices[r.e0 + i], sizeof(index_t));
+  }
+  for (int i = rank; i <= rows; i += size) __pipeline_memcpy_async(&R.offsets()[i], &P.a.row_offsets[r.r0 + i], sizeof(index_t));
+  for (int i = rank; i < rows; i += size) {
+    __pipeline_memcpy_async(&R.b()[i], &P.b[r.r0 + i], sizeof(T));
+    __pipeline_memcpy_async(&R.d()[i], &P.d[r.r0 + i], sizeof(T));
+  }
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  w.sync();
+  if (rank == 0) resident_task = t + 1;
+  return true;
+}
+
+// One iteration over resident rows: the products a_ij x_j (eight gathers of x_k in flight per
+// thread, as staged rows), then each row summed in order by one thread (the reference's
+// arithmetic) and finished. `issue_loads()` runs after the gathers are issued, so that what
+// it loads arrives behind them. Returns this thread's share of ||r_k||^2.
+template <class T, class IssueLoads>
+__device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, IssueLoads&& issue_loads) {
+  const TaskProblem<T>& P = R.problem;
+  const T* xin = P.x + static_cast<std::size_t>(k % P.ring) * P.a.rows;
+  T* xout = P.x + static_cast<std::size_t>((k + 1) % P.ring) * P.a.rows;
+  const int rank = static_cast<int>(w.rank()), size = static_cast<int>(w.size());
+  const int n = R.n, rows = R.rows;
+  const index_t r0 = R.range.r0, e0 = R.range.e0;
+  const T* values = R.values();
+  T* products = R.products();
+  const index_t* cols = R.cols();
+  const T x_first = rank < rows ? __ldcg(&xin[r0 + rank]) : T(0);  // this thread's first row
+  constexpr int batch = 8;
+  for (int base = rank; base < n; base += batch * size) {
+    T xv[batch];
+#pragma unroll
+    for (int u = 0; u < batch; ++u) {
+      const int i = base + u * size;
+      xv[u] = i < n ? __ldcg(&xin[cols[i]]) : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < batch; ++u) {
+      const int i = base + u * size;
+      if (i < n) products[i] = mul_rn(values[i], xv[u]);
+    }
+  }
+  issue_loads();
+  w.sync();
+  const index_t* offsets = R.offsets();
+  const T* b = R.b();
+  const T* d = R.d();
+  double rr = 0;
+  for (int i = rank; i < rows; i += size) {
+    const index_t lo = offsets[i] - e0, hi = offsets[i + 1] - e0;
+    T sum = 0;
+    for (index_t e = lo; e < hi; ++e) sum = add_rn(sum, products[e]);
+    const T x = i == rank ? x_first : __ldcg(&xin[r0 + i]);
+    rr += finish_row(P, r0 + i, sum, RowEnds<T>{b[i], d[i], x}, xout);
+  }
+  return rr;
+}
+
 template <class T, RowMapping M>
 __device__ double update_task_rows(const TaskProblem<T>& P, const TaskRange r, int k, Worker w, JacobiShared<T, M>& sh) {
   if constexpr (M == RowMapping::staged) {
@@ -566,11 +680,12 @@ __device__ inline Gate iteration_gate(const TaskProblem<T>& P, int k) {
 struct PriorDecision {
   double squares;
   double min_rel;
+  double bnorm;
 };
 template <class T>
 __device__ inline PriorDecision load_prior(const TaskProblem<T>& P, int t, int k) {
-  if (k == 0 || !is_check_iteration(k - 1, P.p)) return {0, 0};
-  return {__ldcg(&P.global_sum[(k - 1) % 3]), __ldcg(&P.min_rels[t])};
+  if (k == 0 || !is_check_iteration(k - 1, P.p)) return {0, 0, 1};
+  return {__ldcg(&P.global_sum[(k - 1) % 3]), __ldcg(&P.min_rels[t]), P.bnorm};
 }
 
 // Thread 0 of task (t, k): the decision on iteration k - 1 (0: go on). Task 0 records a stop
@@ -578,7 +693,7 @@ __device__ inline PriorDecision load_prior(const TaskProblem<T>& P, int t, int k
 template <class T>
 __device__ inline int decide_prior(const TaskProblem<T>& P, int t, int k, PriorDecision in) {
   if (k == 0 || !is_check_iteration(k - 1, P.p)) return 0;
-  const double rel = sqrt(in.squares) / P.bnorm;
+  const double rel = sqrt(in.squares) / in.bnorm;
   double min_rel = in.min_rel;
   const int status = jacobi_decide(rel, k - 1, P.p, min_rel);
   if (min_rel != in.min_rel) P.min_rels[t] = min_rel;  // published by this task's arrival
@@ -659,9 +774,29 @@ __device__ void JacobiTask<T, M>::operator()(Worker w, const Item& item, Ctx& ct
   // stages_inline has a graph of its own (Jacobi tasks alone), compiled with this branch alone:
   // its protocol then costs the other versions' kernels no registers.
   if constexpr (Ctx::Traits::template queue_of<CheckTask<T, M>> == ~0u) {
-    // The decision on iteration k - 1 needs two loads: issued now, used after the rows.
-    const PriorDecision prior = w.rank() == 0 ? load_prior(P, t, k) : PriorDecision{0, 0};
-    const double total = worker_sum(w, update_task_rows(P, P.ranges[t], k, w, sh), sh.warp_sums);
+    // The decision on iteration k - 1 needs three loads: issued with the rows' first one and
+    // made to complete with it (the store to shared memory waits for them), so that the
+    // decision after the rows has them at hand (clock64 on an H100, lap2D_5pt_n100: decision
+    // and hold 1,560 -> 1,276 cycles per task).
+    PriorDecision prior{0, 0, 1};
+    auto load_decision = [&](const TaskProblem<T>& Q) {
+      if (w.rank() != 0) return;
+      prior = load_prior(Q, t, k);
+      sh.prior_squares = prior.squares;
+    };
+    if constexpr (M == RowMapping::staged) {
+      // A block that ran this task's predecessor still holds its rows: no global read but x_k.
+      if (sh.resident_task == t + 1 || (P.resident_rows && take_rows_resident(P, t, w, sh.resident_task, sh.resident))) {
+        const TaskProblem<T>& Q = sh.resident.problem;
+        const double rr = update_rows_resident(sh.resident, k, w, [&] { load_decision(Q); });
+        finish_gated_stage<JacobiTask>(Q, w, t, k, worker_sum(w, rr, sh.warp_sums), prior, sh, ctx);
+        return;
+      }
+      if (w.rank() == 0) sh.resident_task = 0;  // staged rows overwrite what it held
+    }
+    const TaskRange range = P.ranges[t];
+    load_decision(P);
+    const double total = worker_sum(w, update_task_rows(P, range, k, w, sh), sh.warp_sums);
     finish_gated_stage<JacobiTask>(P, w, t, k, total, prior, sh, ctx);
     return;
   } else {

@@ -272,6 +272,9 @@ struct TaskJacobi<T>::Impl {
     pr.bnorm = in.bnorm;
     pr.waiting = z.waiting.data();
     pr.min_rels = z.min_rels.data();
+    // Resident rows (task_graph.cuh): held successors run in their predecessor's block; rows
+    // split across tasks or longer than a thread sums alone stay staged.
+    pr.resident_rows = held && part.split_rows == 0 && in.max_row_nnz <= staged_long_row_nnz ? 1 : 0;
     if (held)
       APIARY_CUDA_CHECK(cudaMemcpyAsync(z.min_rels.data(), z.no_residual.data(), z.no_residual.size() * sizeof(double),
                                         cudaMemcpyHostToDevice, nullptr));

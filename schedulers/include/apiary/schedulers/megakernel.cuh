@@ -79,6 +79,18 @@ __device__ inline std::uint64_t holdable_queues(const DeviceGraph& g) {
   return mask;
 }
 
+// All threads, when the block starts: zeroes its dynamic shared memory, so that a task may
+// keep state there for the tasks its block runs after it (Jacobi's resident rows) and tell by
+// a zero that nothing is kept: a block's shared memory otherwise starts with whatever an
+// earlier kernel on that SM left there.
+__device__ inline void zero_dynamic_shared(std::byte* smem) {
+  std::uint32_t bytes;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+  const std::uint32_t words = bytes / 16;
+  for (std::uint32_t i = threadIdx.x; i < words; i += blockDim.x) reinterpret_cast<uint4*>(smem)[i] = make_uint4(0, 0, 0, 0);
+  for (std::uint32_t i = words * 16 + threadIdx.x; i < bytes; i += blockDim.x) smem[i] = std::byte{0};
+}
+
 template <class Graph>
 __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params) {
   extern __shared__ __align__(16) std::byte smem[];
@@ -87,6 +99,7 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
   __shared__ BlockHandoff<Graph> handoff;
   const DeviceGraph& g = params.graph;
   const BlockLayout& layout = params.layout;
+  zero_dynamic_shared(smem);
   if (threadIdx.x == 0) {
     rotor = blockIdx.x % g.table.num_queues;
     handoff.reset();
