@@ -240,6 +240,11 @@ bool GpuJacobi<T>::held_successors() {
 }
 
 template <class T>
+bool GpuJacobi<T>::resident_rows() {
+  return is_task_version(last_) && tasks().resident_rows(task_version_of(last_), scheduler_);
+}
+
+template <class T>
 RowMapping GpuJacobi<T>::row_mapping() {
   return row_mapping(is_task_version(last_) ? last_ : Version::stages_inline, scheduler_);
 }

@@ -100,6 +100,8 @@ class GpuJacobi {
   RowMapping row_mapping();
   // Whether the last task version run (stages_inline) held its successors in their blocks.
   bool held_successors();
+  // Whether its tasks kept their rows in their blocks (resident rows).
+  bool resident_rows();
   // The result of the last run (downloads x_k).
   Result<T> result() const;
   // Fills both iterate buffers and the state with 0xff (before a checked run).

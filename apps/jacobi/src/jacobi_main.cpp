@@ -214,7 +214,10 @@ int run_version(const Options& o, const Context& ctx, const spmv::MatrixSource& 
         rec["config"]["partition"] = to_string(part.kind);
         rec["config"]["task_nnz"] = part.target_nnz;
         rec["config"]["row_mapping"] = to_string(solver.row_mapping());  // "rows" is the matrix's row count
-        if (v == Version::stages_inline) rec["config"]["held_successors"] = solver.held_successors();
+        if (v == Version::stages_inline) {
+          rec["config"]["held_successors"] = solver.held_successors();
+          rec["config"]["resident_rows"] = solver.resident_rows();
+        }
         rec["config"]["tasks"] = part.tasks;
         rec["metrics"]["partition_ms"] = part.build_ms;
         rec["metrics"]["split_rows"] = part.split_rows;

@@ -222,6 +222,10 @@ struct TaskJacobi<T>::Impl {
            part.tasks <= slots(Scheduler::megakernel, m) / 2;
   }
 
+  bool resident_rows(bool held, const Partition& part, RowMapping m) const {
+    return held && m == RowMapping::staged && part.split_rows == 0 && in.max_row_nnz <= staged_long_row_nnz;
+  }
+
   // The autonomous version keeps check_every + 1 iterates, stages_inline with held successors
   // three (the deciding iteration's successors write one more, task_graph.cuh), the others two.
   void ensure_ring(TaskVersion v, bool held) {
@@ -273,8 +277,9 @@ struct TaskJacobi<T>::Impl {
     pr.waiting = z.waiting.data();
     pr.min_rels = z.min_rels.data();
     // Resident rows (task_graph.cuh): held successors run in their predecessor's block; rows
-    // split across tasks or longer than a thread sums alone stay staged.
-    pr.resident_rows = held && part.split_rows == 0 && in.max_row_nnz <= staged_long_row_nnz ? 1 : 0;
+    // split across tasks or longer than a thread sums alone stay staged. (Only the staged
+    // graph's tasks read the flag.)
+    pr.resident_rows = resident_rows(held, part, RowMapping::staged) ? 1 : 0;
     if (held)
       APIARY_CUDA_CHECK(cudaMemcpyAsync(z.min_rels.data(), z.no_residual.data(), z.no_residual.size() * sizeof(double),
                                         cudaMemcpyHostToDevice, nullptr));
@@ -355,6 +360,13 @@ template <class T>
 bool TaskJacobi<T>::holds_successors(TaskVersion v, Scheduler s) {
   const auto shape = impl_->shape(v, s);
   return impl_->holds_successors(v, s, impl_->sized(shape.task_nnz).part, shape.rows);
+}
+
+template <class T>
+bool TaskJacobi<T>::resident_rows(TaskVersion v, Scheduler s) {
+  const auto shape = impl_->shape(v, s);
+  const Partition& part = impl_->sized(shape.task_nnz).part;
+  return impl_->resident_rows(impl_->holds_successors(v, s, part, shape.rows), part, shape.rows);
 }
 
 template <class T>

@@ -83,6 +83,10 @@ class TaskJacobi {
   RowMapping row_mapping(TaskVersion v, Scheduler s);
   // Whether version v under scheduler s holds its successors in their blocks (stages_inline).
   bool holds_successors(TaskVersion v, Scheduler s);
+  // Whether its tasks may keep their rows in their blocks (resident rows, task_graph.cuh): held
+  // successors, staged rows, no split rows, no row longer than one thread sums (a task whose
+  // arrays do not fit its staging area stages them anyway).
+  bool resident_rows(TaskVersion v, Scheduler s);
 
  private:
   struct Impl;

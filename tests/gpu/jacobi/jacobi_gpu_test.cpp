@@ -205,9 +205,34 @@ int main() {
         solver.set_scheduler(Scheduler::megakernel);
         solver.run(Version::stages_inline);
         expect(solver.held_successors(), "lap3D stages_inline under MK: successors held (half-wave tasks)");
+        expect(solver.resident_rows(), "lap3D stages_inline under MK: rows resident in the blocks");
         solver.set_scheduler(Scheduler::timesliced);
         solver.run(Version::stages_inline);
         expect(!solver.held_successors(), "lap3D stages_inline under TSK: successors spawned");
+        expect(!solver.resident_rows(), "lap3D stages_inline under TSK: rows staged");
+      }
+      {
+        // Resident rows never outlive their run: the same structure with other values (the
+        // diagonal + 1), solved right after on the same partition, must not find the first
+        // matrix's rows in the blocks (the megakernel zeroes task shared memory at its start).
+        const auto lap3d = real("lap3D_7pt_n20");
+        sparse::Csr<double> shifted = lap3d;
+        for (index_t i = 0; i < shifted.rows; ++i)
+          for (index_t e = shifted.row_offsets[i]; e < shifted.row_offsets[i + 1]; ++e)
+            if (shifted.col_indices[e] == i) shifted.values[e] += 1;
+        GpuJacobi<double> first(lap3d, ones_rhs(lap3d), p, "lap3D", TaskOptions{});
+        first.set_scheduler(Scheduler::megakernel);
+        first.run(Version::stages_inline);
+        const std::vector<double> rhs = ones_rhs(shifted);
+        GpuJacobi<double> second(shifted, rhs, p, "lap3D shifted", TaskOptions{});
+        second.set_scheduler(Scheduler::megakernel);
+        second.run(Version::stages_inline);
+        const Result<double> ref = cpu_jacobi(shifted, rhs, p, "lap3D shifted");
+        const Comparison c = compare_results(second.result(), ref, 1e-5, 0);
+        expect(first.resident_rows() && second.resident_rows(), "lap3D, lap3D shifted: rows resident");
+        expect(c.ok, "lap3D shifted after lap3D (resident rows): " + c.message);
+        std::printf("  lap3D shifted after lap3D, resident rows: it %d (CPU %d)  err %.2e\n", second.result().iterations,
+                    ref.iterations, c.rel_error);
       }
     }
     std::printf("== row mappings: grouped (threads per row, from global memory); staged chunk boundaries\n");
