@@ -10,7 +10,7 @@ namespace apiary {
 
 class Worker {
  public:
-  enum class Barrier : std::uint8_t { none, warp, block_barrier };
+  enum class Barrier : std::uint8_t { none, warp, block_barrier, block };
   using BlockBarrier = cuda::barrier<cuda::thread_scope_block>;
 
   // `barrier` must be initialised for `size` threads (by the scheduler) when size > 32.
@@ -23,6 +23,8 @@ class Worker {
       barrier_ = Barrier::warp;
       const std::uint32_t lane_base = (threadIdx.x & 31u) & ~(slot_size - 1u);
       lane_mask_ = (size == 32 ? ~0u : ((1u << size) - 1u)) << lane_base;
+    } else if (size == blockDim.x) {
+      barrier_ = Barrier::block;  // the task is the whole block
     } else {
       barrier_ = Barrier::block_barrier;
     }
@@ -35,15 +37,20 @@ class Worker {
   // Which worker of the block this is.
   __device__ std::uint32_t slot() const { return slot_; }
 
-  // Barrier over this task's threads only (never the whole block): warp-level sync for
-  // workers inside one warp, a shared-memory barrier object (mbarrier) for larger workers of
-  // any size. Orders shared and global memory among the task's threads. (Named hardware
-  // barriers would be faster for whole warps but allow only 15 workers per block and confuse
-  // compute-sanitizer's racecheck; mbarriers do neither.)
+  // Barrier over this task's threads: warp-level sync for workers inside one warp, the
+  // block's barrier (__syncthreads) for a worker that is the whole block, a shared-memory
+  // barrier object (mbarrier) for other larger workers. Orders shared and global memory among
+  // the task's threads. Every thread of the task must reach it: a task whose threads leave
+  // early and then sync hangs on an mbarrier, and on the block's barrier meets the
+  // scheduler's, which then runs ahead of it. (Named hardware barriers would be faster for
+  // whole warps but allow only 15 workers per block and confuse compute-sanitizer's
+  // racecheck; mbarriers do neither. A whole-block worker takes the block's barrier, which
+  // an mbarrier's arrive-and-wait loop only emulates.)
   __device__ void sync() const {
     switch (barrier_) {
       case Barrier::none: __threadfence_block(); break;
       case Barrier::warp: __syncwarp(lane_mask_); break;
+      case Barrier::block: __syncthreads(); break;
       case Barrier::block_barrier: block_barrier_->arrive_and_wait(); break;
     }
   }
