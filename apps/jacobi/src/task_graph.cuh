@@ -377,6 +377,27 @@ __device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, i
   return rr;
 }
 
+// products[i] = values[i] * x_k[cols[i]] for i < n over a worker's threads, eight gathers of x_k
+// in flight per thread (`products` may be `values`: staged rows multiply in place).
+template <class T>
+__device__ inline void gather_products(const T* values, const index_t* cols, int n, const T* xin, int rank, int size,
+                                       T* products) {
+  constexpr int batch = 8;
+  for (int base = rank; base < n; base += batch * size) {
+    T xv[batch];
+#pragma unroll
+    for (int u = 0; u < batch; ++u) {
+      const int i = base + u * size;
+      xv[u] = i < n ? __ldcg(&xin[cols[i]]) : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < batch; ++u) {
+      const int i = base + u * size;
+      if (i < n) products[i] = mul_rn(values[i], xv[u]);
+    }
+  }
+}
+
 // Staged rows (StagedRows above), chunk by chunk over the task's non-zeros [e0, e1). The rows
 // that meet a chunk are at most staged_chunk: every row holds its diagonal (checked_diagonal).
 // A row running on past the chunk hands its sum so far to the next chunk (carry). Each row
@@ -412,21 +433,8 @@ __device__ double update_rows_staged(const TaskProblem<T>& P, const TaskRange r,
     if (rank == 0) st.long_count = 0;
     __pipeline_wait_prior(0);
     w.sync();
-    // 2. The products a_ij x_j, eight gathers of x_k in flight per thread.
-    constexpr int batch = 8;
-    for (int base = rank; base < n; base += batch * size) {
-      T xv[batch];
-#pragma unroll
-      for (int u = 0; u < batch; ++u) {
-        const int i = base + u * size;
-        xv[u] = i < n ? __ldcg(&xin[st.cols[i]]) : T(0);
-      }
-#pragma unroll
-      for (int u = 0; u < batch; ++u) {
-        const int i = base + u * size;
-        if (i < n) st.values[i] = mul_rn(st.values[i], xv[u]);
-      }
-    }
+    // 2. The products a_ij x_j, in place.
+    gather_products(st.values, st.cols, n, xin, rank, size, st.values);
     w.sync();
     // 3. Row sums, one thread per row, in order; long pieces are listed for 3b.
     for (int i = rank; i < rows; i += size) {
@@ -530,20 +538,7 @@ __device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, Issu
   T* products = R.products();
   const index_t* cols = R.cols();
   const T x_first = rank < rows ? __ldcg(&xin[r0 + rank]) : T(0);  // this thread's first row
-  constexpr int batch = 8;
-  for (int base = rank; base < n; base += batch * size) {
-    T xv[batch];
-#pragma unroll
-    for (int u = 0; u < batch; ++u) {
-      const int i = base + u * size;
-      xv[u] = i < n ? __ldcg(&xin[cols[i]]) : T(0);
-    }
-#pragma unroll
-    for (int u = 0; u < batch; ++u) {
-      const int i = base + u * size;
-      if (i < n) products[i] = mul_rn(values[i], xv[u]);
-    }
-  }
+  gather_products(values, cols, n, xin, rank, size, products);
   issue_loads();
   w.sync();
   const index_t* offsets = R.offsets();
