@@ -739,7 +739,7 @@ __device__ void finish_gated_stage(const TaskProblem<T>& P, Worker w, int t, int
       }
     }
     sh.left_to_last = left;
-    sh.decided = held ? 1 : 0;
+    sh.decided = held ? 1 : 0;  // here: whether its own successor is held
   }
   w.sync();
   const int left = sh.left_to_last;

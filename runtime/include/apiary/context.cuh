@@ -108,13 +108,6 @@ class Context {
   __device__ void spawn_next_when(Dependency& dep, const typename U::Item& item, std::int32_t n) const {
     spawn_next_when_to(queue_of<U>(), dep, item, n);
   }
-  // Whether spawn_next_when<U> would hold its task in this block now (megakernel, hand-off on,
-  // U phaseless, the slot free). A hint: another thread of the block may take the slot first,
-  // and the task then parks; either way it waits for its dependency.
-  template <class U>
-  __device__ bool can_hold() const {
-    return handoff_ != nullptr && handoff_->can_hold(queue_of<U>());
-  }
   template <class Item>
   __device__ void spawn_next_when_to(std::uint32_t queue, Dependency& dep, const Item& item, std::int32_t n) const {
     static_assert(std::is_trivially_copyable_v<Item>);

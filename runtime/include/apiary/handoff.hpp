@@ -129,10 +129,6 @@ struct Handoff {
   APIARY_HD bool try_take(std::uint32_t q) { return try_claim(accept, q); }
   // The same for a task that is to wait here for a dependency (put_held).
   APIARY_HD bool try_hold(std::uint32_t q) { return try_claim(hold_accept, q); }
-  // Whether try_hold(q) would succeed now (another thread of the block may still be first).
-  APIARY_HD bool can_hold(std::uint32_t q) const {
-    return ((hold_accept >> q) & 1u) != 0 && detail::block_load(taken) == 0;
-  }
 
   // The thread that took the slot writes the task (bytes <= Bytes, 8-byte aligned source).
   // Readers see it after the block barrier that ends the batch.
