@@ -526,14 +526,6 @@ TEST_CASE("gated continuations (hold_next_at) start each round after every arriv
   }
 }
 
-struct NeverOpened {
-  using Item = std::uint32_t;
-  static constexpr unsigned threads = 1;
-  static constexpr unsigned shared_bytes = 0;
-  static constexpr const char* name = "NeverOpened";
-  template <class Ctx>
-  __device__ void operator()(Worker, const Item&, Ctx&) const {}
-};
 struct GateHolder {
   using Item = std::uint32_t;
   static constexpr unsigned threads = 1;
@@ -542,10 +534,10 @@ struct GateHolder {
   template <class Ctx>
   __device__ void operator()(Worker, const Item& i, Ctx& ctx) const {
     const std::uint32_t* closed = ctx.template user_data<std::uint32_t>();  // stays 0
-    ctx.template hold_next_at<NeverOpened>(Gate{closed, ~0u, 1}, i);
+    ctx.template hold_next_at<Forgotten>(Gate{closed, ~0u, 1}, i);
   }
 };
-using GateHolderGraph = PhaseQueue<Phaseless<GateHolder, NeverOpened>>;
+using GateHolderGraph = PhaseQueue<Phaseless<GateHolder, Forgotten>>;
 
 TEST_CASE("a gated continuation whose gate never opens ends the run with a report; elsewhere it is not held",
           "[gpu][stall][gate]") {
@@ -562,7 +554,7 @@ TEST_CASE("a gated continuation whose gate never opens ends the run with a repor
     const Report report = rt.run(scheduler);
     INFO(report.format());
     REQUIRE(report.ok());
-    REQUIRE(report.executed("NeverOpened") == 0);
+    REQUIRE(report.executed("Forgotten") == 0);
     return;
   }
   try {
@@ -573,7 +565,7 @@ TEST_CASE("a gated continuation whose gate never opens ends the run with a repor
     INFO(message);
     REQUIRE_THAT(message, Catch::Contains("watchdog") && Catch::Contains("gate that never opened"));
     // The held tasks (one per block that ran a holder) went back to their queue, unrun.
-    REQUIRE_THAT(message, Catch::Matches("[\\s\\S]*NeverOpened +- +0 +[123] +0[\\s\\S]*"));
+    REQUIRE_THAT(message, Catch::Matches("[\\s\\S]*Forgotten +- +0 +[123] +0[\\s\\S]*"));
   }
 }
 
