@@ -70,45 +70,101 @@ __device__ bool take_task(const QueueView& queue, Handoff<B>& handoff, const Bat
   return true;
 }
 
-// One worker runs its share of a batch: tasks slot, slot + slots, ...
+// Thread 0: the trace's release event of a held task that is about to run (its dependency's
+// last resolution came from another task; this block saw it).
+template <std::uint32_t B>
+__device__ void trace_held_release(const DeviceGraph& g, Handoff<B>& handoff) {
+  if (!handoff.was_held) return;
+  handoff.was_held = 0;
+  if (g.trace.enabled())
+    g.trace.event(DependencyEvent{global_timer_ns(), handoff.tag, static_cast<std::uint32_t>(DependencyEventKind::release),
+                                  no_task, 0, handoff.queue});
+}
+
+// What one worker needs to run tasks of type T from one queue.
+template <class Graph>
+struct WorkerRun {
+  const DeviceGraph& g;
+  BlockHandoff<Graph>& handoff;
+  const Worker& worker;
+  std::uint32_t q;
+  std::uint32_t* trace_index;  // per-slot trace task index (tracing only)
+  bool traced;
+  std::int16_t phase;          // as traced
+};
+
+// The worker runs task i of `batch`. False if the run failed.
+template <class Graph, class T>
+__device__ bool run_task(const WorkerRun<Graph>& run, const Batch& batch, std::uint32_t i) {
+  using Item = typename T::Item;
+  const DeviceGraph& g = run.g;
+  const Worker& worker = run.worker;
+  alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
+  std::uint64_t tag = no_dependency;
+  if (!take_task<Item>(g.queues[run.q], run.handoff, batch, i, worker, run.traced, raw, tag)) return false;
+  const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
+
+  std::uint32_t task = no_task;
+  std::uint64_t start = 0;
+  const std::uint32_t slot = worker.slot();
+  if (run.traced) {
+    if (worker.rank() == 0) run.trace_index[slot] = g.trace.begin_task();
+    worker.sync();
+    task = run.trace_index[slot];
+    start = global_timer_ns();
+  }
+  const Context<Graph> ctx(g, run.q, task, &run.handoff);
+  T{}(worker, item, ctx);
+  if (run.traced) {
+    worker.sync();
+    if (worker.rank() == 0)
+      g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, run.q, sm_id(), blockIdx.x,
+                                          std::uint16_t(slot), run.phase, batch.phase.epoch});
+  }
+  return true;
+}
+
+// The worker that ran a batch's only task runs the tasks of its queue that it hands itself,
+// one after another, as long as chain_handed_off takes them (handoff_batches.hpp).
+template <class Graph, class T>
+__device__ void run_chain(const WorkerRun<Graph>& run, const Batch& batch) {
+  const DeviceGraph& g = run.g;
+  const Batch hop = handed_off_batch(batch, batch.queue);
+  const Batch* finishing = &batch;
+  for (;;) {
+    run.worker.sync();  // every thread of the task is done; what it put in the slot is visible
+    if (run.worker.rank() == 0) {
+      const bool chained = chain_handed_off(g.queues, g.controller(), run.handoff, *finishing);
+      if (chained) {
+        if (blockIdx.x == 0) g.drain_host_input();  // as the schedulers' loops do after a hop
+        trace_held_release(g, run.handoff);
+      }
+      run.handoff.chained = chained;
+    }
+    run.worker.sync();
+    if (!run.handoff.chained) return;
+    if (!run_task<Graph, T>(run, hop, 0)) return;
+    finishing = &hop;
+  }
+}
+
+// One worker runs its share of a batch: tasks slot, slot + slots, ...; the worker of a batch
+// of one task then runs the chain of tasks it hands itself (run_chain).
 template <class Graph, class T>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                                  BlockHandoff<Graph>& handoff, std::byte* smem, std::uint32_t slot,
                                  std::uint32_t rank) {
-  using Item = typename T::Item;
   const std::uint32_t q = batch.queue;
   const std::uint32_t size = g.table.worker_size[q];
-  auto* trace_index = reinterpret_cast<std::uint32_t*>(smem);
   auto* barriers = reinterpret_cast<Worker::BlockBarrier*>(smem + layout.trace_slot_bytes);
   void* task_shared = smem + layout.task_shared_offset + slot * layout.shared_stride[q];
   const Worker worker(rank, size, slot, layout.slot_size[q], task_shared, barriers + slot % WorkerShape::max_block_barriers);
-  const QueueView& queue = g.queues[q];
-  const bool traced = g.trace.enabled();
   const std::int16_t phase = g.table.queue_phase[q] == no_phase ? phaseless_phase : std::int16_t(batch.phase.phase);
+  const WorkerRun<Graph> run{g, handoff, worker, q, reinterpret_cast<std::uint32_t*>(smem), g.trace.enabled(), phase};
 
-  for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q]) {
-    alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
-    std::uint64_t tag = no_dependency;
-    if (!take_task<Item>(queue, handoff, batch, i, worker, traced, raw, tag)) return;
-    const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
-
-    std::uint32_t task = no_task;
-    std::uint64_t start = 0;
-    if (traced) {
-      if (rank == 0) trace_index[slot] = g.trace.begin_task();
-      worker.sync();
-      task = trace_index[slot];
-      start = global_timer_ns();
-    }
-    const Context<Graph> ctx(g, q, task, &handoff);
-    T{}(worker, item, ctx);
-    if (traced) {
-      worker.sync();
-      if (rank == 0)
-        g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(),
-                                            blockIdx.x, std::uint16_t(slot), phase, batch.phase.epoch});
-    }
-  }
+  for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q])
+    if (!run_task<Graph, T>(run, batch, i)) return;
+  if (batch.count == 1) run_chain<Graph, T>(run, batch);
 }
 
 template <class Graph>
@@ -137,15 +193,16 @@ __device__ inline void prepare_worker_barriers(const DeviceGraph& g, const Block
   for (std::uint32_t s = 0; s < layout.slots[batch.queue]; ++s) init(&barriers[s], std::ptrdiff_t(size));
 }
 
-// All threads: run the batch (each worker frees its tasks' queue slots), report it finished
-// (counting the task it handed off, if any). Ends with a block-wide barrier, so `batch` may
+// All threads: run the batch (each worker frees its tasks' queue slots; the worker of a batch
+// of one runs the chain it hands itself), report it finished (counting the task it handed
+// off, if any) unless its worker did. Ends with a block-wide barrier, so `batch` may
 // be overwritten afterwards.
 template <class Graph>
 __device__ void execute_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                               BlockHandoff<Graph>& handoff, std::byte* smem) {
   run_batch<Graph>(g, layout, batch, handoff, smem);
   __syncthreads();
-  if (threadIdx.x == 0) finish_batch(g.queues, g.controller(), handoff, batch);
+  if (threadIdx.x == 0) finish_unless_chained(g.queues, g.controller(), handoff, batch);
   __syncthreads();
 }
 
