@@ -9,6 +9,7 @@
 #include <apiary/apiary.cuh>
 #include <apiary/device_buffer.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <limits>
@@ -768,19 +769,22 @@ struct ChainLink {
 };
 using ChainGraph = PhaseQueue<Phaseless<ChainLink<1>, ChainLink<64>>>;
 
+// `trace`: where the run's trace goes (nullptr: not traced).
 template <unsigned Threads>
 Report run_chain(Scheduler scheduler, bool handoff, std::uint32_t links, std::uint32_t stop_at,
-                 std::vector<std::uint32_t>& ran, std::vector<std::uint32_t>& block) {
+                 std::vector<std::uint32_t>& ran, std::vector<std::uint32_t>& block, Trace* trace = nullptr) {
   DeviceBuffer<std::uint32_t> ran_d(links), block_d(links);
   upload(ran_d, std::vector<std::uint32_t>(links, 0));
   upload(block_d, std::vector<std::uint32_t>(links, ~0u));
   Config config;
   config.handoff = handoff;
+  config.trace = trace != nullptr;
   Runtime<ChainGraph> rt{config};
   rt.seed<ChainLink<Threads>>(std::vector<ChainJob>{ChainJob{0, links, stop_at, ran_d.get(), block_d.get()}});
   const Report report = rt.run(scheduler);
   ran = download(ran_d);
   block = download(block_d);
+  if (trace != nullptr) *trace = rt.trace();
   return report;
 }
 
@@ -801,6 +805,36 @@ TEST_CASE("a continuation runs in the block that spawned it; results equal those
     REQUIRE(ran == std::vector<std::uint32_t>(links, 1));
     // With the hand-off, every link after the seeded one stays in the block that took the first.
     if (handoff) REQUIRE(block == std::vector<std::uint32_t>(links, block[0]));
+  }
+}
+
+// A chain's links run back to back in one worker (chain_handed_off): traced, each still gets
+// its own record, in the block that ran the first, and the records do not overlap.
+TEST_CASE("a traced chain records every link once, one after another, in one block", "[gpu][handoff][trace]") {
+  const Scheduler scheduler = each_scheduler();
+  const std::uint32_t links = 2000;
+  std::vector<std::uint32_t> ran, block;
+  for (const bool wide : {false, true}) {
+    INFO("worker size " << (wide ? 64 : 1));
+    Trace trace;
+    const Report report = wide ? run_chain<64>(scheduler, true, links, links, ran, block, &trace)
+                               : run_chain<1>(scheduler, true, links, links, ran, block, &trace);
+    INFO(report.format());
+    REQUIRE(report.ok());
+    REQUIRE(report.total_executed == links);
+    REQUIRE(ran == std::vector<std::uint32_t>(links, 1));
+    const TraceCheckResult check = check_trace(trace);
+    INFO(format(check));
+    REQUIRE(check.ok);
+    REQUIRE(trace.tasks.size() == links);
+    std::vector<TaskRecord> records = trace.tasks;
+    std::sort(records.begin(), records.end(), [](const TaskRecord& a, const TaskRecord& b) { return a.start_ns < b.start_ns; });
+    // One link at a time: each starts after the one before it ended.
+    for (std::size_t i = 1; i < records.size(); ++i) REQUIRE(records[i - 1].end_ns <= records[i].start_ns);
+    for (const TaskRecord& r : records) {
+      REQUIRE(r.block == block[0]);
+      REQUIRE(r.end_ns >= r.start_ns);
+    }
   }
 }
 
