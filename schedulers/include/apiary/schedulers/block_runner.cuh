@@ -164,7 +164,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
 
   for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q])
     if (!run_task<Graph, T>(run, batch, i)) return;
-  if (batch.count == 1) run_chain<Graph, T>(run, batch);
+  if (batch.count == 1 && slot == 0) run_chain<Graph, T>(run, batch);  // slot 0 ran the only task
 }
 
 template <class Graph>
