@@ -155,7 +155,8 @@ struct Sim {
     return item;
   }
 
-  // After a batch of one: the links the worker hands itself, as run_chain does on the device.
+  // After a batch of one: the links the worker hands itself, as run_worker_tasks does on the
+  // device (chain_next).
   // Leaves the phase before each finish (the finish may end it) and enters it again per link.
   void run_chain(PhaseController& pc, SimHandoff& slot, const Batch& b, std::int32_t phase) {
     const Batch hop = handed_off_batch(b, b.queue);

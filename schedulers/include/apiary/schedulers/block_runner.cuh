@@ -124,32 +124,28 @@ __device__ bool run_task(const WorkerRun<Graph>& run, const Batch& batch, std::u
   return true;
 }
 
-// The worker that ran a batch's only task runs the tasks of its queue that it hands itself,
-// one after another, as long as chain_handed_off takes them (handoff_batches.hpp).
-template <class Graph, class T>
-__device__ void run_chain(const WorkerRun<Graph>& run, const Batch& batch) {
+// The worker that ran a batch's only task (`finishing`), after it: finishes the batch and
+// says whether the task it handed itself runs next (chain_handed_off, handoff_batches.hpp).
+// Every thread of the worker gets the answer.
+template <class Graph>
+__device__ bool chain_next(const WorkerRun<Graph>& run, const Batch& finishing) {
   const DeviceGraph& g = run.g;
-  const Batch hop = handed_off_batch(batch, batch.queue);
-  const Batch* finishing = &batch;
-  for (;;) {
-    run.worker.sync();  // every thread of the task is done; what it put in the slot is visible
-    if (run.worker.rank() == 0) {
-      const bool chained = chain_handed_off(g.queues, g.controller(), run.handoff, *finishing);
-      if (chained) {
-        if (blockIdx.x == 0) g.drain_host_input();  // as the schedulers' loops do after a hop
-        trace_held_release(g, run.handoff);
-      }
-      run.handoff.chained = chained;
+  run.worker.sync();  // every thread of the task is done; what it put in the slot is visible
+  if (run.worker.rank() == 0) {
+    const bool chained = chain_handed_off(g.queues, g.controller(), run.handoff, finishing);
+    if (chained) {
+      if (blockIdx.x == 0) g.drain_host_input();  // as the schedulers' loops do after a hop
+      trace_held_release(g, run.handoff);
     }
-    run.worker.sync();
-    if (!run.handoff.chained) return;
-    if (!run_task<Graph, T>(run, hop, 0)) return;
-    finishing = &hop;
+    run.handoff.chained = chained;
   }
+  run.worker.sync();
+  return run.handoff.chained != 0;
 }
 
 // One worker runs its share of a batch: tasks slot, slot + slots, ...; the worker of a batch
-// of one task then runs the chain of tasks it hands itself (run_chain).
+// of one task then runs the chain of tasks it hands itself, each as a batch of one
+// (chain_next). One call site of the task, so its code is not duplicated in the kernel.
 template <class Graph, class T>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                                  BlockHandoff<Graph>& handoff, std::byte* smem, std::uint32_t slot,
@@ -162,9 +158,17 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   const std::int16_t phase = g.table.queue_phase[q] == no_phase ? phaseless_phase : std::int16_t(batch.phase.phase);
   const WorkerRun<Graph> run{g, handoff, worker, q, reinterpret_cast<std::uint32_t*>(smem), g.trace.enabled(), phase};
 
-  for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q])
-    if (!run_task<Graph, T>(run, batch, i)) return;
-  if (batch.count == 1 && slot == 0) run_chain<Graph, T>(run, batch);  // slot 0 ran the only task
+  const bool chains = batch.count == 1 && slot == 0;  // slot 0 runs a batch's only task
+  Batch running = batch;
+  for (std::uint32_t i = slot; i < running.count;) {
+    if (!run_task<Graph, T>(run, running, i)) return;
+    if (!chains) {
+      i += layout.slots[q];
+      continue;
+    }
+    if (!chain_next(run, running)) return;
+    running = handed_off_batch(batch, q);  // the next link: a batch of one from the slot
+  }
 }
 
 template <class Graph>
