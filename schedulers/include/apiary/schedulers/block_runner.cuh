@@ -158,7 +158,8 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   const std::int16_t phase = g.table.queue_phase[q] == no_phase ? phaseless_phase : std::int16_t(batch.phase.phase);
   const WorkerRun<Graph> run{g, handoff, worker, q, reinterpret_cast<std::uint32_t*>(smem), g.trace.enabled(), phase};
 
-  const bool chains = batch.count == 1 && slot == 0;  // slot 0 runs a batch's only task
+  // Slot 0 runs a batch's only task. Without the hand-off nothing can chain: skip the check.
+  const bool chains = layout.handoff && batch.count == 1 && slot == 0;
   Batch running = batch;
   for (std::uint32_t i = slot; i < running.count;) {
     if (!run_task<Graph, T>(run, running, i)) return;
