@@ -41,9 +41,9 @@
 // dependency of its own. Nothing else releases it, so only a block that holds it can run it.
 //
 // Chains (handoff_batches.hpp, chain_handed_off): when a batch of one task hands off a task of
-// its own queue that may run at once, the worker that ran it runs the handed-off task next
-// itself, without going back through the block's scheduling loop (its block-wide barriers
-// and batch set-up), link after link. The block would have picked that task next anyway.
+// its own queue that may run at once, the block runs the handed-off task next without going
+// back through its scheduling loop (a barrier and the batch set-up), link after link. The
+// loop would have picked that task next anyway.
 //
 // Header-only and __host__ __device__ so the CPU stress tests run the same code. On the
 // device the slot lives in shared memory and is accessed with shared-memory instructions:
@@ -113,8 +113,7 @@ struct Handoff {
   std::uint32_t unchecked;  // hops since the run status was last read
   std::uint32_t uncounted_queue;  // hops whose executed count is not yet added, and their queue
   std::uint32_t uncounted;
-  std::uint32_t chained;            // the worker runs the task here next (chain_handed_off)
-  std::uint32_t finished_by_worker;  // the worker already finished the block's batch (chain_handed_off)
+  std::uint32_t chained;    // the block runs the task here next, as the next link of a chain
   alignas(8) std::byte item[Bytes];
 
   // Before the first batch (shared memory starts undefined).
@@ -130,7 +129,6 @@ struct Handoff {
     unchecked = 0;
     uncounted = 0;
     chained = 0;
-    finished_by_worker = 0;
   }
 
   // One thread: claims the slot for a task of queue q. False if q is not accepted or another

@@ -5,8 +5,8 @@
 // next_handed_off and finish_handing_off code), and optionally holding the joins that wait
 // for a dependency in that slot instead of the waiting storage (spawn_next_when's held waits:
 // put_held, ready, the pending count of a task that waits across batches), and optionally
-// running chains of D tasks (each D hands off the next) the way a worker chains them
-// (chain_handed_off: the batch finished by its worker, the next link run without a new pick).
+// running chains of D tasks (each D hands off the next) the way a block chains them
+// (chain_handed_off: the batch finished, the next link run without a new pick).
 // Checks: exact task counts, no task ever runs while a task of another phase runs, the run
 // terminates.
 #include "host_structures.hpp"
@@ -155,8 +155,7 @@ struct Sim {
     return item;
   }
 
-  // After a batch of one: the links the worker hands itself, as run_worker_tasks does on the
-  // device (chain_next).
+  // After a batch of one: the links it hands itself, as execute_batch runs them on the device.
   // Leaves the phase before each finish (the finish may end it) and enters it again per link.
   void run_chain(PhaseController& pc, SimHandoff& slot, const Batch& b, std::int32_t phase) {
     const Batch hop = handed_off_batch(b, b.queue);
@@ -213,9 +212,12 @@ struct Sim {
         }
         run_task(b.queue, item);
       }
-      if (chain && b.count == 1) run_chain(pc, slot, b, phase);
-      else leave_phase(phase);
-      finish_unless_chained(views.data(), pc, slot, b);
+      if (chain && b.count == 1) {
+        run_chain(pc, slot, b, phase);  // finishes the batch and every link
+      } else {
+        leave_phase(phase);
+        finish_batch(views.data(), pc, slot, b);
+      }
     }
   }
 

@@ -45,13 +45,16 @@ __device__ void dispatch_code(TypeList<Ts...>, std::uint32_t code, F&& f) {
 template <class Graph>
 using BlockHandoff = typename Context<Graph>::BlockHandoff;
 
-// Every thread of the worker copies task i of the batch into `raw`; then the place it came
-// from (its queue slot, or the block's hand-off slot) is freed. False if the run failed.
+// Every thread of the worker copies task i of the batch (the task in the block's hand-off
+// slot for a handed-off batch or the next link of a chain, `chained`) into `raw`; then the
+// place it came from is freed. False if the run failed.
 template <class Item, std::uint32_t B>
 __device__ bool take_task(const QueueView& queue, Handoff<B>& handoff, const Batch& batch, std::uint32_t i,
-                          const Worker& worker, bool traced, void* raw, std::uint64_t& tag) {
+                          bool chained, const Worker& worker, bool traced, void* raw, std::uint64_t& tag) {
   const std::uint64_t ticket = batch.first + i;
-  if (batch.handed_off) {
+  // `batch` is read again after the barrier below rather than kept in a register across it:
+  // one register less per thread in the device controller's workers.
+  if (chained || batch.handed_off) {
     copy_words(raw, handoff.item, sizeof(Item));
     tag = traced ? handoff.tag : no_dependency;
   } else {
@@ -64,7 +67,7 @@ __device__ bool take_task(const QueueView& queue, Handoff<B>& handoff, const Bat
   // this slot, so freeing it only after the batch could deadlock the block with itself.
   if (worker.size() > 1) worker.sync();
   if (worker.rank() == 0) {
-    if (batch.handed_off) handoff.clear();
+    if (chained || batch.handed_off) handoff.clear();
     else queue.release(ticket);
   }
   return true;
@@ -93,15 +96,16 @@ struct WorkerRun {
   std::int16_t phase;          // as traced
 };
 
-// The worker runs task i of `batch`. False if the run failed.
+// The worker runs task i of `batch`, or the next link of its chain (`chained`: the task in
+// the hand-off slot). False if the run failed.
 template <class Graph, class T>
-__device__ bool run_task(const WorkerRun<Graph>& run, const Batch& batch, std::uint32_t i) {
+__device__ bool run_task(const WorkerRun<Graph>& run, const Batch& batch, std::uint32_t i, bool chained) {
   using Item = typename T::Item;
   const DeviceGraph& g = run.g;
   const Worker& worker = run.worker;
   alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
   std::uint64_t tag = no_dependency;
-  if (!take_task<Item>(g.queues[run.q], run.handoff, batch, i, worker, run.traced, raw, tag)) return false;
+  if (!take_task<Item>(g.queues[run.q], run.handoff, batch, i, chained, worker, run.traced, raw, tag)) return false;
   const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
 
   std::uint32_t task = no_task;
@@ -124,32 +128,12 @@ __device__ bool run_task(const WorkerRun<Graph>& run, const Batch& batch, std::u
   return true;
 }
 
-// The worker that ran a batch's only task (`finishing`), after it: finishes the batch and
-// says whether the task it handed itself runs next (chain_handed_off, handoff_batches.hpp).
-// Every thread of the worker gets the answer.
-template <class Graph>
-__device__ bool chain_next(const WorkerRun<Graph>& run, const Batch& finishing) {
-  const DeviceGraph& g = run.g;
-  run.worker.sync();  // every thread of the task is done; what it put in the slot is visible
-  if (run.worker.rank() == 0) {
-    const bool chained = chain_handed_off(g.queues, g.controller(), run.handoff, finishing);
-    if (chained) {
-      if (blockIdx.x == 0) g.drain_host_input();  // as the schedulers' loops do after a hop
-      trace_held_release(g, run.handoff);
-    }
-    run.handoff.chained = chained;
-  }
-  run.worker.sync();
-  return run.handoff.chained != 0;
-}
-
-// One worker runs its share of a batch: tasks slot, slot + slots, ...; the worker of a batch
-// of one task then runs the chain of tasks it hands itself, each as a batch of one
-// (chain_next). One call site of the task, so its code is not duplicated in the kernel.
+// One worker runs its share of a batch: tasks slot, slot + slots, ...; or, `chained`, the
+// next link of the batch's chain (execute_batch).
 template <class Graph, class T>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                                  BlockHandoff<Graph>& handoff, std::byte* smem, std::uint32_t slot,
-                                 std::uint32_t rank) {
+                                 std::uint32_t rank, bool chained) {
   const std::uint32_t q = batch.queue;
   const std::uint32_t size = g.table.worker_size[q];
   auto* barriers = reinterpret_cast<Worker::BlockBarrier*>(smem + layout.trace_slot_bytes);
@@ -158,29 +142,19 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   const std::int16_t phase = g.table.queue_phase[q] == no_phase ? phaseless_phase : std::int16_t(batch.phase.phase);
   const WorkerRun<Graph> run{g, handoff, worker, q, reinterpret_cast<std::uint32_t*>(smem), g.trace.enabled(), phase};
 
-  // Slot 0 runs a batch's only task. Without the hand-off nothing can chain: skip the check.
-  const bool chains = layout.handoff && batch.count == 1 && slot == 0;
-  Batch running = batch;
-  for (std::uint32_t i = slot; i < running.count;) {
-    if (!run_task<Graph, T>(run, running, i)) return;
-    if (!chains) {
-      i += layout.slots[q];
-      continue;
-    }
-    if (!chain_next(run, running)) return;
-    running = handed_off_batch(batch, q);  // the next link: a batch of one from the slot
-  }
+  for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q])
+    if (!run_task<Graph, T>(run, batch, i, chained)) return;
 }
 
 template <class Graph>
 __device__ void run_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
-                          BlockHandoff<Graph>& handoff, std::byte* smem) {
+                          BlockHandoff<Graph>& handoff, std::byte* smem, bool chained) {
   const std::uint32_t q = batch.queue;
   const std::uint32_t slot = threadIdx.x / layout.slot_size[q];
   const std::uint32_t rank = threadIdx.x % layout.slot_size[q];
   if (slot >= layout.slots[q] || rank >= g.table.worker_size[q]) return;
   dispatch_code(typename GraphTraits<Graph>::Codes{}, g.table.code[q],
-                [&]<class T>() { run_worker_tasks<Graph, T>(g, layout, batch, handoff, smem, slot, rank); });
+                [&]<class T>() { run_worker_tasks<Graph, T>(g, layout, batch, handoff, smem, slot, rank, chained); });
 }
 
 }  // namespace detail
@@ -198,17 +172,43 @@ __device__ inline void prepare_worker_barriers(const DeviceGraph& g, const Block
   for (std::uint32_t s = 0; s < layout.slots[batch.queue]; ++s) init(&barriers[s], std::ptrdiff_t(size));
 }
 
-// All threads: run the batch (each worker frees its tasks' queue slots; the worker of a batch
-// of one runs the chain it hands itself), report it finished (counting the task it handed
-// off, if any) unless its worker did. Ends with a block-wide barrier, so `batch` may
-// be overwritten afterwards.
-template <class Graph>
+// Thread 0, after every worker finished `batch` (or, `chained`, the last link of its chain):
+// finishes it, and says whether the task it handed off runs next as the next link
+// (chain_handed_off, handoff_batches.hpp). Only a batch of one task chains, with the hand-off on.
+template <std::uint32_t B>
+__device__ bool finish_or_chain(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
+                                Handoff<B>& handoff, bool chained) {
+  const PhaseController pc = g.controller();
+  if (!layout.handoff || batch.count != 1) {
+    finish_batch(g.queues, pc, handoff, batch);
+    return false;
+  }
+  const Batch finishing = chained ? handed_off_batch(batch, batch.queue) : batch;
+  if (!chain_handed_off(g.queues, pc, handoff, finishing)) return false;
+  if (blockIdx.x == 0) g.drain_host_input();  // as the schedulers' loops do after a hop
+  detail::trace_held_release(g, handoff);
+  return true;
+}
+
+// All threads: run the batch (each worker frees its tasks' queue slots), report it finished
+// (counting the task it handed off, if any). With `Chains`, a batch of one task that hands
+// off a task of its own queue runs that task next, link after link (a chain), without going
+// back to the scheduler's loop: the loop would pick exactly that task next, but only after its
+// own barrier and batch set-up. Ends with a block-wide barrier, so `batch` may be overwritten
+// afterwards.
+template <class Graph, bool Chains = true>
 __device__ void execute_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                               BlockHandoff<Graph>& handoff, std::byte* smem) {
-  run_batch<Graph>(g, layout, batch, handoff, smem);
-  __syncthreads();
-  if (threadIdx.x == 0) finish_unless_chained(g.queues, g.controller(), handoff, batch);
-  __syncthreads();
+  for (bool chained = false;; chained = true) {
+    run_batch<Graph>(g, layout, batch, handoff, smem, chained);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      if constexpr (Chains) handoff.chained = finish_or_chain(g, layout, batch, handoff, chained);
+      else finish_batch(g.queues, g.controller(), handoff, batch);
+    }
+    __syncthreads();
+    if (!Chains || !handoff.chained) return;
+  }
 }
 
 // Host: block size, worker slots and shared memory for a graph's layout.

@@ -92,31 +92,19 @@ APIARY_HD void finish_batch(const QueueView* queues, const PhaseController& pc, 
   else pc.finish(batch.queue, batch.count);
 }
 
-// The worker that ran the only task of `batch`, one thread, right after that task (and
-// before the block-wide barrier that ends the batch): finishes the batch as finish_batch does,
-// and sets handoff.finished_by_worker so the scheduler does not finish it again. True when
-// the task handed off a task of its own queue that may run now: the worker runs it next
-// itself, as the batch `handed_off_batch(batch, batch.queue)` (same task code, worker shape
-// and phase), without going back through the block's scheduling loop, which would have picked
-// exactly that task next. A task of another queue, a held task not ready yet or an ending run
-// go back to that loop (false).
+// One thread, after the only task of `batch` ran: finishes the batch as finish_batch does.
+// True when that task handed off a task of its own queue that may run now: the block runs it
+// next as `handed_off_batch(batch, batch.queue)` (same task code, worker shape and phase), a
+// chain, without going back through its scheduling loop, which would have picked exactly that
+// task next. A task of another queue, a held task not ready yet or an ending run go back to
+// that loop (false).
 template <std::uint32_t B>
 APIARY_HD bool chain_handed_off(const QueueView* queues, const PhaseController& pc, Handoff<B>& handoff,
                                 const Batch& batch) {
   finish_batch(queues, pc, handoff, batch);
-  handoff.finished_by_worker = 1;
   if (!handoff.full() || handoff.queue != batch.queue) return false;
   Batch next;
   return next_handed_off(queues, pc, handoff, batch, next) && !next.stop;
-}
-
-// The scheduler's thread, after the block-wide barrier that ends `batch`: finishes it unless
-// its worker already did (chain_handed_off).
-template <std::uint32_t B>
-APIARY_HD void finish_unless_chained(const QueueView* queues, const PhaseController& pc, Handoff<B>& handoff,
-                                     const Batch& batch) {
-  if (handoff.finished_by_worker != 0) handoff.finished_by_worker = 0;
-  else finish_batch(queues, pc, handoff, batch);
 }
 
 }  // namespace apiary
