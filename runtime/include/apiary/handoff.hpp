@@ -40,11 +40,6 @@
 // until a word many tasks wait on reaches a count (a barrier's arrivals), instead of a
 // dependency of its own. Nothing else releases it, so only a block that holds it can run it.
 //
-// Chains (handoff_batches.hpp, chain_handed_off): when a batch of one task hands off a task of
-// its own queue that may run at once, the block runs the handed-off task next without going
-// back through its scheduling loop (a barrier and the batch set-up), link after link. The
-// loop would have picked that task next anyway.
-//
 // Header-only and __host__ __device__ so the CPU stress tests run the same code. On the
 // device the slot lives in shared memory and is accessed with shared-memory instructions:
 // the same accesses through generic addresses cost about 300 more cycles per hop in a
@@ -113,7 +108,6 @@ struct Handoff {
   std::uint32_t unchecked;  // hops since the run status was last read
   std::uint32_t uncounted_queue;  // hops whose executed count is not yet added, and their queue
   std::uint32_t uncounted;
-  std::uint32_t chained;    // the block runs the task here next, as the next link of a chain
   alignas(8) std::byte item[Bytes];
 
   // Before the first batch (shared memory starts undefined).
@@ -128,7 +122,6 @@ struct Handoff {
     stopping = 0;
     unchecked = 0;
     uncounted = 0;
-    chained = 0;
   }
 
   // One thread: claims the slot for a task of queue q. False if q is not accepted or another

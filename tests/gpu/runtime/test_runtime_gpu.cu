@@ -808,9 +808,8 @@ TEST_CASE("a continuation runs in the block that spawned it; results equal those
   }
 }
 
-// A chain's links run back to back in one block (execute_batch, chain_handed_off; the device
-// controller's workers take them through their loop): traced, each still gets its own record,
-// in the block that ran the first, and the records do not overlap.
+// A chain handed off link by link (ctx.spawn_next) runs in the block that took the first
+// link: traced, every link gets its own record, in that block, and the records do not overlap.
 TEST_CASE("a traced chain records every link once, one after another, in one block", "[gpu][handoff][trace]") {
   const Scheduler scheduler = each_scheduler();
   const std::uint32_t links = 2000;

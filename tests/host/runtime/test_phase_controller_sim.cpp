@@ -4,11 +4,8 @@
 // thread keeping a lone spawned task in its own hand-off slot (handoff.hpp, the same
 // next_handed_off and finish_handing_off code), and optionally holding the joins that wait
 // for a dependency in that slot instead of the waiting storage (spawn_next_when's held waits:
-// put_held, ready, the pending count of a task that waits across batches), and optionally
-// running chains of D tasks (each D hands off the next) the way a block chains them
-// (chain_handed_off: the batch finished, the next link run without a new pick).
-// Checks: exact task counts, no task ever runs while a task of another phase runs, the run
-// terminates.
+// put_held, ready, the pending count of a task that waits across batches). Checks: exact task
+// counts, no task ever runs while a task of another phase runs, the run terminates.
 #include "host_structures.hpp"
 
 #include <apiary/schedulers/batch_picker.hpp>
@@ -40,8 +37,6 @@ struct Sim {
   bool cyclic;
   bool handoff = false;  // threads keep one spawned task each (as megakernel blocks do)
   bool hold = false;     // joins (J, phaseless) wait in the thread's slot when it is free
-  bool chain = false;    // workers run a handed-off task of the batch's own queue next (chain_handed_off)
-  std::uint32_t d_links = 0;  // each D spawns the next D of a chain this long (C spawns the first)
   std::uint32_t cycles;  // C spawns A(depth + 1) while depth + 1 < cycles (cyclic graphs)
   std::uint32_t roots;
   ErrorWord* error;
@@ -55,7 +50,6 @@ struct Sim {
   std::array<std::atomic<std::uint64_t>, num_queues> executed{};
   std::atomic<std::uint64_t> handed_off{0};
   std::atomic<std::uint64_t> held{0};
-  std::atomic<std::uint64_t> chained{0};
   std::array<std::atomic<std::int64_t>, 3> running_in_phase{};
   ThreadFailures failures;
 
@@ -126,47 +120,11 @@ struct Sim {
         resolve(deps[item.dep], [&](std::uint32_t slot) { release(slot); });
         break;
       case C:
-        spawn(D, {item.depth, d_links, item.first});
+        spawn(D, item);
         if (cyclic && item.first && item.depth + 1 < cycles) spawn(A, {item.depth + 1, 0, 0});
-        break;
-      case D:
-        if (item.dep > 0) spawn(D, {item.depth, item.dep - 1, item.first});
         break;
       default:
         break;
-    }
-  }
-
-  // A task of phase `phase` (or phaseless) starts: no task of another phase may be running.
-  void enter_phase(std::int32_t phase) {
-    if (phase == no_phase) return;
-    running_in_phase[phase].fetch_add(1);
-    for (std::int32_t other = 0; other < 3; ++other)
-      if (other != phase) APIARY_THREAD_CHECK(failures, running_in_phase[other].load() == 0);
-  }
-  void leave_phase(std::int32_t phase) {
-    if (phase != no_phase) running_in_phase[phase].fetch_sub(1);
-  }
-
-  Item take_handed_off(SimHandoff& slot) {
-    Item item{};
-    std::memcpy(&item, slot.item, sizeof(Item));
-    slot.clear();
-    return item;
-  }
-
-  // After a batch of one: the links it hands itself, as execute_batch runs them on the device.
-  // Leaves the phase before each finish (the finish may end it) and enters it again per link.
-  void run_chain(PhaseController& pc, SimHandoff& slot, const Batch& b, std::int32_t phase) {
-    const Batch hop = handed_off_batch(b, b.queue);
-    const Batch* finishing = &b;
-    for (;;) {
-      leave_phase(phase);
-      if (!chain_handed_off(views.data(), pc, slot, *finishing)) return;
-      chained.fetch_add(1, std::memory_order_relaxed);
-      enter_phase(phase);
-      run_task(b.queue, take_handed_off(slot));
-      finishing = &hop;
     }
   }
 
@@ -197,12 +155,17 @@ struct Sim {
         continue;
       }
       const std::int32_t phase = table.queue_phase[b.queue];
-      if (phase != no_phase) APIARY_THREAD_CHECK(failures, b.phase.phase == phase);
-      enter_phase(phase);
+      if (phase != no_phase) {
+        APIARY_THREAD_CHECK(failures, b.phase.phase == phase);
+        running_in_phase[phase].fetch_add(1);
+        for (std::int32_t other = 0; other < 3; ++other)
+          if (other != phase) APIARY_THREAD_CHECK(failures, running_in_phase[other].load() == 0);
+      }
       for (std::uint32_t i = 0; i < b.count; ++i) {
         Item item{};
         if (b.handed_off) {
-          item = take_handed_off(slot);
+          std::memcpy(&item, slot.item, sizeof(Item));
+          slot.clear();
         } else {
           // False only once the run failed (the queue_full case): the slot may never be
           // published, and reading it would race with a producer still writing it.
@@ -212,12 +175,8 @@ struct Sim {
         }
         run_task(b.queue, item);
       }
-      if (chain && b.count == 1) {
-        run_chain(pc, slot, b, phase);  // finishes the batch and every link
-      } else {
-        leave_phase(phase);
-        finish_batch(views.data(), pc, slot, b);
-      }
+      if (phase != no_phase) running_in_phase[phase].fetch_sub(1);
+      finish_batch(views.data(), pc, slot, b);
     }
   }
 
@@ -233,18 +192,14 @@ struct Sim {
 TEST_CASE("phase controller: phases, phaseless joins and parked tasks under 8 threads", "[phases][stress]") {
   ErrorWord unused{};
   const auto roots = static_cast<std::uint32_t>(scaled(200'000));
-  // bit 0: hand-off, bit 1: held joins, bit 2: chains of 4 D tasks run by their worker
-  const int mode = GENERATE(0, 1, 2, 3, 5, 7);
+  const int mode = GENERATE(0, 1, 2, 3);  // bit 0: hand-off, bit 1: held joins
   const bool handoff = (mode & 1) != 0;
   Sim sim(false, 1, roots, &unused);
   sim.handoff = handoff;
   sim.hold = (mode & 2) != 0;
-  sim.chain = (mode & 4) != 0;
-  sim.d_links = sim.chain ? 3 : 0;
   sim.run();
-  INFO("hand-off " << handoff << " hold " << sim.hold << " chain " << sim.chain << ": " << sim.failures.first);
+  INFO("hand-off " << handoff << " hold " << sim.hold << ": " << sim.failures.first);
   REQUIRE((sim.handed_off > 0) == handoff);
-  REQUIRE((sim.chained > 0) == sim.chain);
   if (!sim.hold) REQUIRE(sim.held == 0);
   if (mode == 2) REQUIRE(sim.held > 0);  // with the hand-off on as well, a B usually takes the slot first
   REQUIRE(sim.failures.count == 0);
@@ -253,7 +208,7 @@ TEST_CASE("phase controller: phases, phaseless joins and parked tasks under 8 th
   REQUIRE(sim.executed[A] == roots);
   REQUIRE(sim.executed[B] == 2 * roots);
   REQUIRE(sim.executed[C] == 2 * roots);
-  REQUIRE(sim.executed[D] == 2 * roots * (1 + sim.d_links));
+  REQUIRE(sim.executed[D] == 2 * roots);
   REQUIRE(sim.executed[J] == roots);
   for (std::uint32_t q = 0; q < num_queues; ++q) REQUIRE(sim.queues[q].counters->executed == sim.executed[q]);
   REQUIRE(sim.ws.view.parked_hint() == 0);
@@ -277,18 +232,14 @@ TEST_CASE("phase controller: cyclic phases run until every queue is empty", "[ph
   ErrorWord unused{};
   const std::uint32_t cycles = 12;
   const auto roots = static_cast<std::uint32_t>(scaled(20'000));
-  // bit 0: hand-off, bit 1: held joins, bit 2: chains of 4 D tasks run by their worker
-  const int mode = GENERATE(0, 1, 2, 3, 5, 7);
+  const int mode = GENERATE(0, 1, 2, 3);  // bit 0: hand-off, bit 1: held joins
   const bool handoff = (mode & 1) != 0;
   Sim sim(true, cycles, roots, &unused);
   sim.handoff = handoff;
   sim.hold = (mode & 2) != 0;
-  sim.chain = (mode & 4) != 0;
-  sim.d_links = sim.chain ? 3 : 0;
   sim.run();
-  INFO("hand-off " << handoff << " hold " << sim.hold << " chain " << sim.chain << ": " << sim.failures.first);
+  INFO("hand-off " << handoff << " hold " << sim.hold << ": " << sim.failures.first);
   REQUIRE((sim.handed_off > 0) == handoff);
-  REQUIRE((sim.chained > 0) == sim.chain);
   if (!sim.hold) REQUIRE(sim.held == 0);
   if (mode == 2) REQUIRE(sim.held > 0);  // with the hand-off on as well, a B usually takes the slot first
   REQUIRE(sim.failures.count == 0);
@@ -300,7 +251,7 @@ TEST_CASE("phase controller: cyclic phases run until every queue is empty", "[ph
   INFO("A " << sim.executed[A] << " B " << sim.executed[B] << " C " << sim.executed[C] << " D " << sim.executed[D] << " J " << sim.executed[J] << " epoch " << PhaseWord::unpack(sim.state.phase_word).epoch << " pending " << sim.state.pending_total.value);
   REQUIRE(sim.executed[A] == a);
   REQUIRE(sim.executed[B] == 2 * a);
-  REQUIRE(sim.executed[D] == 2 * a * (1 + sim.d_links));
+  REQUIRE(sim.executed[D] == 2 * a);
   REQUIRE(sim.executed[J] == a);
   // Three phases per cycle: 3 * cycles - 1 phase changes.
   REQUIRE(PhaseWord::unpack(sim.state.phase_word).epoch == 3 * cycles - 1);

@@ -45,16 +45,13 @@ __device__ void dispatch_code(TypeList<Ts...>, std::uint32_t code, F&& f) {
 template <class Graph>
 using BlockHandoff = typename Context<Graph>::BlockHandoff;
 
-// Every thread of the worker copies task i of the batch (the task in the block's hand-off
-// slot for a handed-off batch or the next link of a chain, `chained`) into `raw`; then the
-// place it came from is freed. False if the run failed.
+// Every thread of the worker copies task i of the batch into `raw`; then the place it came
+// from (its queue slot, or the block's hand-off slot) is freed. False if the run failed.
 template <class Item, std::uint32_t B>
 __device__ bool take_task(const QueueView& queue, Handoff<B>& handoff, const Batch& batch, std::uint32_t i,
-                          bool chained, const Worker& worker, bool traced, void* raw, std::uint64_t& tag) {
+                          const Worker& worker, bool traced, void* raw, std::uint64_t& tag) {
   const std::uint64_t ticket = batch.first + i;
-  // `batch` is read again after the barrier below rather than kept in a register across it:
-  // one register less per thread in the device controller's workers.
-  if (chained || batch.handed_off) {
+  if (batch.handed_off) {
     copy_words(raw, handoff.item, sizeof(Item));
     tag = traced ? handoff.tag : no_dependency;
   } else {
@@ -67,94 +64,62 @@ __device__ bool take_task(const QueueView& queue, Handoff<B>& handoff, const Bat
   // this slot, so freeing it only after the batch could deadlock the block with itself.
   if (worker.size() > 1) worker.sync();
   if (worker.rank() == 0) {
-    if (chained || batch.handed_off) handoff.clear();
+    if (batch.handed_off) handoff.clear();
     else queue.release(ticket);
   }
   return true;
 }
 
-// Thread 0: the trace's release event of a held task that is about to run (its dependency's
-// last resolution came from another task; this block saw it).
-template <std::uint32_t B>
-__device__ void trace_held_release(const DeviceGraph& g, Handoff<B>& handoff) {
-  if (!handoff.was_held) return;
-  handoff.was_held = 0;
-  if (g.trace.enabled())
-    g.trace.event(DependencyEvent{global_timer_ns(), handoff.tag, static_cast<std::uint32_t>(DependencyEventKind::release),
-                                  no_task, 0, handoff.queue});
-}
-
-// What one worker needs to run tasks of type T from one queue.
-template <class Graph>
-struct WorkerRun {
-  const DeviceGraph& g;
-  BlockHandoff<Graph>& handoff;
-  const Worker& worker;
-  std::uint32_t q;
-  std::uint32_t* trace_index;  // per-slot trace task index (tracing only)
-  bool traced;
-  std::int16_t phase;          // as traced
-};
-
-// The worker runs task i of `batch`, or the next link of its chain (`chained`: the task in
-// the hand-off slot). False if the run failed.
-template <class Graph, class T>
-__device__ bool run_task(const WorkerRun<Graph>& run, const Batch& batch, std::uint32_t i, bool chained) {
-  using Item = typename T::Item;
-  const DeviceGraph& g = run.g;
-  const Worker& worker = run.worker;
-  alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
-  std::uint64_t tag = no_dependency;
-  if (!take_task<Item>(g.queues[run.q], run.handoff, batch, i, chained, worker, run.traced, raw, tag)) return false;
-  const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
-
-  std::uint32_t task = no_task;
-  std::uint64_t start = 0;
-  const std::uint32_t slot = worker.slot();
-  if (run.traced) {
-    if (worker.rank() == 0) run.trace_index[slot] = g.trace.begin_task();
-    worker.sync();
-    task = run.trace_index[slot];
-    start = global_timer_ns();
-  }
-  const Context<Graph> ctx(g, run.q, task, &run.handoff);
-  T{}(worker, item, ctx);
-  if (run.traced) {
-    worker.sync();
-    if (worker.rank() == 0)
-      g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, run.q, sm_id(), blockIdx.x,
-                                          std::uint16_t(slot), run.phase, batch.phase.epoch});
-  }
-  return true;
-}
-
-// One worker runs its share of a batch: tasks slot, slot + slots, ...; or, `chained`, the
-// next link of the batch's chain (execute_batch).
+// One worker runs its share of a batch: tasks slot, slot + slots, ...
 template <class Graph, class T>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                                  BlockHandoff<Graph>& handoff, std::byte* smem, std::uint32_t slot,
-                                 std::uint32_t rank, bool chained) {
+                                 std::uint32_t rank) {
+  using Item = typename T::Item;
   const std::uint32_t q = batch.queue;
   const std::uint32_t size = g.table.worker_size[q];
+  auto* trace_index = reinterpret_cast<std::uint32_t*>(smem);
   auto* barriers = reinterpret_cast<Worker::BlockBarrier*>(smem + layout.trace_slot_bytes);
   void* task_shared = smem + layout.task_shared_offset + slot * layout.shared_stride[q];
   const Worker worker(rank, size, slot, layout.slot_size[q], task_shared, barriers + slot % WorkerShape::max_block_barriers);
+  const QueueView& queue = g.queues[q];
+  const bool traced = g.trace.enabled();
   const std::int16_t phase = g.table.queue_phase[q] == no_phase ? phaseless_phase : std::int16_t(batch.phase.phase);
-  const WorkerRun<Graph> run{g, handoff, worker, q, reinterpret_cast<std::uint32_t*>(smem), g.trace.enabled(), phase};
 
-  for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q])
-    if (!run_task<Graph, T>(run, batch, i, chained)) return;
+  for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q]) {
+    alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
+    std::uint64_t tag = no_dependency;
+    if (!take_task<Item>(queue, handoff, batch, i, worker, traced, raw, tag)) return;
+    const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
+
+    std::uint32_t task = no_task;
+    std::uint64_t start = 0;
+    if (traced) {
+      if (rank == 0) trace_index[slot] = g.trace.begin_task();
+      worker.sync();
+      task = trace_index[slot];
+      start = global_timer_ns();
+    }
+    const Context<Graph> ctx(g, q, task, &handoff);
+    T{}(worker, item, ctx);
+    if (traced) {
+      worker.sync();
+      if (rank == 0)
+        g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(),
+                                            blockIdx.x, std::uint16_t(slot), phase, batch.phase.epoch});
+    }
+  }
 }
 
 template <class Graph>
 __device__ void run_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
-                          BlockHandoff<Graph>& handoff, std::byte* smem, bool chained) {
+                          BlockHandoff<Graph>& handoff, std::byte* smem) {
   const std::uint32_t q = batch.queue;
   const std::uint32_t slot = threadIdx.x / layout.slot_size[q];
   const std::uint32_t rank = threadIdx.x % layout.slot_size[q];
   if (slot >= layout.slots[q] || rank >= g.table.worker_size[q]) return;
   dispatch_code(typename GraphTraits<Graph>::Codes{}, g.table.code[q],
-                [&]<class T>() { run_worker_tasks<Graph, T>(g, layout, batch, handoff, smem, slot, rank, chained); });
+                [&]<class T>() { run_worker_tasks<Graph, T>(g, layout, batch, handoff, smem, slot, rank); });
 }
 
 }  // namespace detail
@@ -172,43 +137,16 @@ __device__ inline void prepare_worker_barriers(const DeviceGraph& g, const Block
   for (std::uint32_t s = 0; s < layout.slots[batch.queue]; ++s) init(&barriers[s], std::ptrdiff_t(size));
 }
 
-// Thread 0, after every worker finished `batch` (or, `chained`, the last link of its chain):
-// finishes it, and says whether the task it handed off runs next as the next link
-// (chain_handed_off, handoff_batches.hpp). Only a batch of one task chains, with the hand-off on.
-template <std::uint32_t B>
-__device__ bool finish_or_chain(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
-                                Handoff<B>& handoff, bool chained) {
-  const PhaseController pc = g.controller();
-  if (!layout.handoff || batch.count != 1) {
-    finish_batch(g.queues, pc, handoff, batch);
-    return false;
-  }
-  const Batch finishing = chained ? handed_off_batch(batch, batch.queue) : batch;
-  if (!chain_handed_off(g.queues, pc, handoff, finishing)) return false;
-  if (blockIdx.x == 0) g.drain_host_input();  // as the schedulers' loops do after a hop
-  detail::trace_held_release(g, handoff);
-  return true;
-}
-
 // All threads: run the batch (each worker frees its tasks' queue slots), report it finished
-// (counting the task it handed off, if any). With `Chains`, a batch of one task that hands
-// off a task of its own queue runs that task next, link after link (a chain), without going
-// back to the scheduler's loop: the loop would pick exactly that task next, but only after its
-// own barrier and batch set-up. Ends with a block-wide barrier, so `batch` may be overwritten
-// afterwards.
-template <class Graph, bool Chains = true>
+// (counting the task it handed off, if any). Ends with a block-wide barrier, so `batch` may
+// be overwritten afterwards.
+template <class Graph>
 __device__ void execute_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                               BlockHandoff<Graph>& handoff, std::byte* smem) {
-  for (bool chained = false;; chained = true) {
-    run_batch<Graph>(g, layout, batch, handoff, smem, chained);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      if constexpr (Chains) handoff.chained = finish_or_chain(g, layout, batch, handoff, chained);
-      else finish_batch(g.queues, g.controller(), handoff, batch);
-    }
-    __syncthreads();
-    if (!Chains || !handoff.chained) return;
-  }
+  run_batch<Graph>(g, layout, batch, handoff, smem);
+  __syncthreads();
+  if (threadIdx.x == 0) finish_batch(g.queues, g.controller(), handoff, batch);
+  __syncthreads();
 }
 
 // Host: block size, worker slots and shared memory for a graph's layout.

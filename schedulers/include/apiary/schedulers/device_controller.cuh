@@ -72,13 +72,9 @@ inline constexpr const char* pdc_needs_rdc =
 #if defined(__CUDACC_RDC__)
 
 // A worker kernel: its blocks drain queue q in batches, then leave the active-warp counter.
-// Its blocks run no chains (execute_batch): with the graph read through `p`, the chain loop
-// raised the empty-task workers from 40 to 48 registers per thread (5 resident 256-thread
-// blocks per SM instead of 6), and a hand-off hop costs these blocks no scheduling loop
-// anyway beyond the kernel's own queue.
 template <class Graph>
 __global__ void pdc_worker(const PdcParams* __restrict__ p, std::uint32_t q) {
-  drain_queue<Graph, false>(p->graph, p->layout, q);
+  drain_queue<Graph>(p->graph, p->layout, q);
   if (threadIdx.x == 0) {
     // Every batch of this block was reported finished before: a controller that sees the
     // counter at zero sees their pending counts too.

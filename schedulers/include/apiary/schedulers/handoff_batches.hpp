@@ -92,19 +92,4 @@ APIARY_HD void finish_batch(const QueueView* queues, const PhaseController& pc, 
   else pc.finish(batch.queue, batch.count);
 }
 
-// One thread, after the only task of `batch` ran: finishes the batch as finish_batch does.
-// True when that task handed off a task of its own queue that may run now: the block runs it
-// next as `handed_off_batch(batch, batch.queue)` (same task code, worker shape and phase), a
-// chain, without going back through its scheduling loop, which would have picked exactly that
-// task next. A task of another queue, a held task not ready yet or an ending run go back to
-// that loop (false).
-template <std::uint32_t B>
-APIARY_HD bool chain_handed_off(const QueueView* queues, const PhaseController& pc, Handoff<B>& handoff,
-                                const Batch& batch) {
-  finish_batch(queues, pc, handoff, batch);
-  if (!handoff.full() || handoff.queue != batch.queue) return false;
-  Batch next;
-  return next_handed_off(queues, pc, handoff, batch, next) && !next.stop;
-}
-
 }  // namespace apiary

@@ -59,6 +59,17 @@ __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std
   }
 }
 
+// Thread 0: the trace's release event of a held task that is about to run (its dependency's
+// last resolution came from another task; this block saw it).
+template <std::uint32_t B>
+__device__ void trace_held_release(const DeviceGraph& g, Handoff<B>& handoff) {
+  if (!handoff.was_held) return;
+  handoff.was_held = 0;
+  if (g.trace.enabled())
+    g.trace.event(DependencyEvent{global_timer_ns(), handoff.tag, static_cast<std::uint32_t>(DependencyEventKind::release),
+                                  no_task, 0, handoff.queue});
+}
+
 // Phaseless queues: eligible in every phase, so a task of theirs may wait in a block's slot
 // across batches of any phase.
 __device__ inline std::uint64_t holdable_queues(const DeviceGraph& g) {

@@ -94,8 +94,7 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
 
 // A block of a per-queue worker kernel (timesliced, and the device controller's workers):
 // runs batches of queue q, each task this block handed off first, until the queue is drained.
-// `Chains`: see execute_batch.
-template <class Graph, bool Chains = true>
+template <class Graph>
 __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q) {
   extern __shared__ __align__(16) std::byte smem[];
   __shared__ Batch batch;
@@ -117,7 +116,7 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
     }
     __syncthreads();
     if (batch.stop) break;
-    execute_batch<Graph, Chains>(g, layout, batch, handoff, smem);
+    execute_batch<Graph>(g, layout, batch, handoff, smem);
   }
   if (threadIdx.x == 0) DeviceAtomic<std::uint32_t>(g.state->live_blocks[q]).fetch_sub(1, mo::relaxed);
 }
