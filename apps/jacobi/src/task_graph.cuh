@@ -197,6 +197,11 @@ struct ResidentRows {
   __device__ index_t* cols() { return reinterpret_cast<index_t*>(d() + rows); }
   __device__ index_t* offsets() { return cols() + n; }
 };
+// `data` is what is left of the staging area after the problem, the range and 16 bytes for n,
+// rows and the 16-byte alignment of `data`: resident rows cost a block no shared memory more.
+static_assert(sizeof(ResidentRows<float>) <= sizeof(StagedRows<float>) &&
+                  sizeof(ResidentRows<double>) <= sizeof(StagedRows<double>),
+              "resident rows fit the staging area they share memory with");
 
 template <class T, RowMapping M>
 struct JacobiShared : JacobiSharedCommon {};
