@@ -40,6 +40,10 @@
 // until a word many tasks wait on reaches a count (a barrier's arrivals), instead of a
 // dependency of its own. Nothing else releases it, so only a block that holds it can run it.
 //
+// Local hops (take_local_hop): the worker that ran a handed-off task takes the task that task
+// handed off to its own queue itself, without going back through the block's scheduling loop
+// (its barriers and batch set-up), while the hop needs nothing but this slot's bookkeeping.
+//
 // Header-only and __host__ __device__ so the CPU stress tests run the same code. On the
 // device the slot lives in shared memory and is accessed with shared-memory instructions:
 // the same accesses through generic addresses cost about 300 more cycles per hop in a
@@ -108,6 +112,7 @@ struct Handoff {
   std::uint32_t unchecked;  // hops since the run status was last read
   std::uint32_t uncounted_queue;  // hops whose executed count is not yet added, and their queue
   std::uint32_t uncounted;
+  std::uint32_t chained;    // the worker runs the task here next (take_local_hop's answer)
   alignas(8) std::byte item[Bytes];
 
   // Before the first batch (shared memory starts undefined).
@@ -122,6 +127,7 @@ struct Handoff {
     stopping = 0;
     unchecked = 0;
     uncounted = 0;
+    chained = 0;
   }
 
   // One thread: claims the slot for a task of queue q. False if q is not accepted or another
@@ -194,6 +200,24 @@ struct Handoff {
     if (uncounted != 0 && (uncounted_queue != q || uncounted >= check_every)) return false;
     uncounted_queue = q;
     ++uncounted;
+    return true;
+  }
+
+  // Thread 0, right after the task of a handed-off batch of one (queue q) ran: takes the task
+  // it handed off as the next hop when that hop touches no global memory — a fresh task of
+  // queue q that waits for nothing, no ctx.stop() in the block, the run status not due, the
+  // executed count deferrable — doing exactly what finish_batch and next_handed_off would do
+  // for it (handoff_batches.hpp). The worker then runs it at once, as a batch identical to the
+  // one that ran (a chain, block_runner.cuh). False: the scheduler's loop finishes the batch
+  // and takes the hop (every check_every hops, at least).
+  APIARY_HD bool take_local_hop(std::uint32_t q) {
+    if (!full() || fresh == 0 || queue != q) return false;
+    if (waits_on != nullptr || gate.word != nullptr || detail::block_load(stopping) != 0) return false;
+    if (unchecked + 1 >= check_every) return false;
+    if (uncounted != 0 && (uncounted_queue != q || uncounted >= check_every)) return false;
+    fresh = 0;        // finish_batch: counted with the batch (deferred: same queue, same phase)
+    defer_count(q);   // cannot fail (checked above)
+    ++unchecked;      // status_due(): not due (checked above)
     return true;
   }
 

@@ -4,7 +4,9 @@
 // thread keeping a lone spawned task in its own hand-off slot (handoff.hpp, the same
 // next_handed_off and finish_handing_off code), and optionally holding the joins that wait
 // for a dependency in that slot instead of the waiting storage (spawn_next_when's held waits:
-// put_held, ready, the pending count of a task that waits across batches). Checks: exact task
+// put_held, ready, the pending count of a task that waits across batches), and optionally
+// with chains of D tasks (each D hands off the next) whose hops the worker takes itself while
+// they are local (Handoff::take_local_hop, as block_runner.cuh does). Checks: exact task
 // counts, no task ever runs while a task of another phase runs, the run terminates.
 #include "host_structures.hpp"
 
@@ -37,6 +39,8 @@ struct Sim {
   bool cyclic;
   bool handoff = false;  // threads keep one spawned task each (as megakernel blocks do)
   bool hold = false;     // joins (J, phaseless) wait in the thread's slot when it is free
+  bool local_hops = false;    // workers take local hops (take_local_hop) after a handed-off batch
+  std::uint32_t d_links = 0;  // each D spawns the next D of a chain this long (C spawns the first)
   std::uint32_t cycles;  // C spawns A(depth + 1) while depth + 1 < cycles (cyclic graphs)
   std::uint32_t roots;
   ErrorWord* error;
@@ -50,6 +54,7 @@ struct Sim {
   std::array<std::atomic<std::uint64_t>, num_queues> executed{};
   std::atomic<std::uint64_t> handed_off{0};
   std::atomic<std::uint64_t> held{0};
+  std::atomic<std::uint64_t> local_hops_taken{0};
   std::array<std::atomic<std::int64_t>, 3> running_in_phase{};
   ThreadFailures failures;
 
@@ -120,8 +125,11 @@ struct Sim {
         resolve(deps[item.dep], [&](std::uint32_t slot) { release(slot); });
         break;
       case C:
-        spawn(D, item);
+        spawn(D, {item.depth, d_links, item.first});
         if (cyclic && item.first && item.depth + 1 < cycles) spawn(A, {item.depth + 1, 0, 0});
+        break;
+      case D:
+        if (item.dep > 0) spawn(D, {item.depth, item.dep - 1, item.first});
         break;
       default:
         break;
@@ -175,6 +183,14 @@ struct Sim {
         }
         run_task(b.queue, item);
       }
+      // A handed-off batch of one goes on with the local hops its tasks hand it.
+      while (local_hops && b.handed_off && slot.take_local_hop(b.queue)) {
+        local_hops_taken.fetch_add(1, std::memory_order_relaxed);
+        Item item{};
+        std::memcpy(&item, slot.item, sizeof(Item));
+        slot.clear();
+        run_task(b.queue, item);
+      }
       if (phase != no_phase) running_in_phase[phase].fetch_sub(1);
       finish_batch(views.data(), pc, slot, b);
     }
@@ -192,14 +208,18 @@ struct Sim {
 TEST_CASE("phase controller: phases, phaseless joins and parked tasks under 8 threads", "[phases][stress]") {
   ErrorWord unused{};
   const auto roots = static_cast<std::uint32_t>(scaled(200'000));
-  const int mode = GENERATE(0, 1, 2, 3);  // bit 0: hand-off, bit 1: held joins
+  // bit 0: hand-off, bit 1: held joins, bit 2: chains of 4 D tasks and local hops
+  const int mode = GENERATE(0, 1, 2, 3, 5, 7);
   const bool handoff = (mode & 1) != 0;
   Sim sim(false, 1, roots, &unused);
   sim.handoff = handoff;
   sim.hold = (mode & 2) != 0;
+  sim.local_hops = (mode & 4) != 0;
+  sim.d_links = sim.local_hops ? 3 : 0;
   sim.run();
-  INFO("hand-off " << handoff << " hold " << sim.hold << ": " << sim.failures.first);
+  INFO("hand-off " << handoff << " hold " << sim.hold << " local hops " << sim.local_hops << ": " << sim.failures.first);
   REQUIRE((sim.handed_off > 0) == handoff);
+  REQUIRE((sim.local_hops_taken > 0) == sim.local_hops);
   if (!sim.hold) REQUIRE(sim.held == 0);
   if (mode == 2) REQUIRE(sim.held > 0);  // with the hand-off on as well, a B usually takes the slot first
   REQUIRE(sim.failures.count == 0);
@@ -208,7 +228,7 @@ TEST_CASE("phase controller: phases, phaseless joins and parked tasks under 8 th
   REQUIRE(sim.executed[A] == roots);
   REQUIRE(sim.executed[B] == 2 * roots);
   REQUIRE(sim.executed[C] == 2 * roots);
-  REQUIRE(sim.executed[D] == 2 * roots);
+  REQUIRE(sim.executed[D] == 2 * roots * (1 + sim.d_links));
   REQUIRE(sim.executed[J] == roots);
   for (std::uint32_t q = 0; q < num_queues; ++q) REQUIRE(sim.queues[q].counters->executed == sim.executed[q]);
   REQUIRE(sim.ws.view.parked_hint() == 0);
@@ -232,14 +252,18 @@ TEST_CASE("phase controller: cyclic phases run until every queue is empty", "[ph
   ErrorWord unused{};
   const std::uint32_t cycles = 12;
   const auto roots = static_cast<std::uint32_t>(scaled(20'000));
-  const int mode = GENERATE(0, 1, 2, 3);  // bit 0: hand-off, bit 1: held joins
+  // bit 0: hand-off, bit 1: held joins, bit 2: chains of 4 D tasks and local hops
+  const int mode = GENERATE(0, 1, 2, 3, 5, 7);
   const bool handoff = (mode & 1) != 0;
   Sim sim(true, cycles, roots, &unused);
   sim.handoff = handoff;
   sim.hold = (mode & 2) != 0;
+  sim.local_hops = (mode & 4) != 0;
+  sim.d_links = sim.local_hops ? 3 : 0;
   sim.run();
-  INFO("hand-off " << handoff << " hold " << sim.hold << ": " << sim.failures.first);
+  INFO("hand-off " << handoff << " hold " << sim.hold << " local hops " << sim.local_hops << ": " << sim.failures.first);
   REQUIRE((sim.handed_off > 0) == handoff);
+  REQUIRE((sim.local_hops_taken > 0) == sim.local_hops);
   if (!sim.hold) REQUIRE(sim.held == 0);
   if (mode == 2) REQUIRE(sim.held > 0);  // with the hand-off on as well, a B usually takes the slot first
   REQUIRE(sim.failures.count == 0);
@@ -251,7 +275,7 @@ TEST_CASE("phase controller: cyclic phases run until every queue is empty", "[ph
   INFO("A " << sim.executed[A] << " B " << sim.executed[B] << " C " << sim.executed[C] << " D " << sim.executed[D] << " J " << sim.executed[J] << " epoch " << PhaseWord::unpack(sim.state.phase_word).epoch << " pending " << sim.state.pending_total.value);
   REQUIRE(sim.executed[A] == a);
   REQUIRE(sim.executed[B] == 2 * a);
-  REQUIRE(sim.executed[D] == 2 * a);
+  REQUIRE(sim.executed[D] == 2 * a * (1 + sim.d_links));
   REQUIRE(sim.executed[J] == a);
   // Three phases per cycle: 3 * cycles - 1 phase changes.
   REQUIRE(PhaseWord::unpack(sim.state.phase_word).epoch == 3 * cycles - 1);

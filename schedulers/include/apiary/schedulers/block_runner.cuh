@@ -70,6 +70,16 @@ __device__ bool take_task(const QueueView& queue, Handoff<B>& handoff, const Bat
   return true;
 }
 
+// The worker of a handed-off batch of one, after its task: whether the task it handed off
+// runs next in this worker (Handoff::take_local_hop). Every thread of the worker gets the answer.
+template <std::uint32_t B>
+__device__ bool next_local_link(const Worker& worker, Handoff<B>& handoff, std::uint32_t q) {
+  worker.sync();  // every thread of the task is done; what it put in the slot is visible
+  if (worker.rank() == 0) handoff.chained = handoff.take_local_hop(q);
+  worker.sync();
+  return handoff.chained != 0;
+}
+
 // One worker runs its share of a batch: tasks slot, slot + slots, ...
 template <class Graph, class T>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
@@ -86,7 +96,11 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   const bool traced = g.trace.enabled();
   const std::int16_t phase = g.table.queue_phase[q] == no_phase ? phaseless_phase : std::int16_t(batch.phase.phase);
 
-  for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q]) {
+  // A handed-off batch of one (slot 0 runs it) goes on with the chain of tasks it hands
+  // itself while each hop is local (next_local_link). Block 0 goes back to the loop after
+  // every task while host input is open: it drains the host's tasks there.
+  const bool chains = batch.handed_off && slot == 0 && (g.mailbox == nullptr || blockIdx.x != 0);
+  for (std::uint32_t i = slot; i < batch.count;) {
     alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
     std::uint64_t tag = no_dependency;
     if (!take_task<Item>(queue, handoff, batch, i, worker, traced, raw, tag)) return;
@@ -108,6 +122,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
         g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(),
                                             blockIdx.x, std::uint16_t(slot), phase, batch.phase.epoch});
     }
+    if (!chains || !next_local_link(worker, handoff, q)) i += layout.slots[q];  // a local hop runs as task i again
   }
 }
 
