@@ -101,32 +101,36 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   const std::int16_t phase = g.table.queue_phase[q] == no_phase ? phaseless_phase : std::int16_t(batch.phase.phase);
 
   // A handed-off batch of one (slot 0 runs it) goes on with the chain of tasks it hands
-  // itself while each hop is local (next_local_link). Block 0 goes back to the loop after
-  // every task while host input is open: it drains the host's tasks there.
+  // itself while each hop is local (next_local_link), running the batch again. Block 0 goes
+  // back to the scheduler's loop after every task while host input is open: it drains the
+  // host's tasks there. (The check sits outside the task loop: inside it, its code made the
+  // loop 1.6x longer and empty tasks 1-3% slower on an H100.)
   const bool chains = batch.handed_off && slot == 0 && (g.mailbox == nullptr || blockIdx.x != 0);
-  for (std::uint32_t i = slot; i < batch.count;) {
-    alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
-    std::uint64_t tag = no_dependency;
-    if (!take_task<Item>(queue, handoff, batch, i, worker, traced, raw, tag)) return;
-    const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
+  for (;;) {
+    for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q]) {
+      alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
+      std::uint64_t tag = no_dependency;
+      if (!take_task<Item>(queue, handoff, batch, i, worker, traced, raw, tag)) return;
+      const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
 
-    std::uint32_t task = no_task;
-    std::uint64_t start = 0;
-    if (traced) {
-      if (rank == 0) trace_index[slot] = g.trace.begin_task();
-      worker.sync();
-      task = trace_index[slot];
-      start = global_timer_ns();
+      std::uint32_t task = no_task;
+      std::uint64_t start = 0;
+      if (traced) {
+        if (rank == 0) trace_index[slot] = g.trace.begin_task();
+        worker.sync();
+        task = trace_index[slot];
+        start = global_timer_ns();
+      }
+      const Context<Graph> ctx(g, q, task, &handoff);
+      T{}(worker, item, ctx);
+      if (traced) {
+        worker.sync();
+        if (rank == 0)
+          g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(),
+                                              blockIdx.x, std::uint16_t(slot), phase, batch.phase.epoch});
+      }
     }
-    const Context<Graph> ctx(g, q, task, &handoff);
-    T{}(worker, item, ctx);
-    if (traced) {
-      worker.sync();
-      if (rank == 0)
-        g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(),
-                                            blockIdx.x, std::uint16_t(slot), phase, batch.phase.epoch});
-    }
-    if (!chains || !next_local_link(worker, handoff, q)) i += layout.slots[q];  // a local hop runs as task i again
+    if (!chains || !next_local_link(worker, handoff, q)) return;
   }
 }
 
