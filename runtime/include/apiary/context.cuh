@@ -46,6 +46,10 @@ class Context {
                      BlockHandoff* handoff = nullptr)
       : g_(&graph), queue_(queue), trace_task_(trace_task), handoff_(handoff) {}
 
+  // Scheduler use: whether this thread put a ready task into the block's hand-off slot
+  // (ctx.spawn_next, or a release it routed there); held and gated tasks do not count.
+  __device__ bool handed_off() const { return handed_off_; }
+
   // Enqueues a task of type U (declared graphs). It may start at once on another block,
   // while this task still runs.
   template <class U>
@@ -215,6 +219,7 @@ class Context {
     const std::uint32_t count = __popc(peers);
     if (route == Route::handoff && count == 1 && handoff_ != nullptr && handoff_->try_take(q)) {
       handoff_->put(q, item, bytes, tag);  // counted pending when this batch finishes
+      handed_off_ = true;
       return;
     }
     unsigned long long first = 0;
@@ -254,6 +259,7 @@ class Context {
   std::uint32_t queue_;
   std::uint32_t trace_task_;
   BlockHandoff* handoff_;
+  mutable bool handed_off_ = false;  // this thread put a ready task into the slot (handed_off())
 };
 
 }  // namespace apiary

@@ -55,6 +55,20 @@ class Worker {
     }
   }
 
+  // Whether `pred` may hold on any of the task's threads; every thread must call it, and it
+  // orders no memory. Exact for one thread, a warp's worker and a whole-block worker (a vote);
+  // a worker on a barrier object cannot vote cheaply and answers true. For skipping work that
+  // a false answer makes needless.
+  __device__ bool may_any(bool pred) const {
+    switch (barrier_) {
+      case Barrier::none: return pred;
+      case Barrier::warp: return __any_sync(lane_mask_, pred);
+      case Barrier::block: return __syncthreads_or(pred) != 0;
+      case Barrier::block_barrier: return true;
+    }
+    return true;
+  }
+
   // This task's shared memory (the task type's shared_bytes), 16-byte aligned.
   template <class T>
   __device__ T* shared() const {

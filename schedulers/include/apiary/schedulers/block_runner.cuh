@@ -72,11 +72,15 @@ __device__ bool take_task(const QueueView& queue, Handoff<B>& handoff, const Bat
 
 // The worker of a handed-off batch of one, after its task: whether the task it handed off
 // runs next in this worker (Handoff::take_local_hop). Every thread of the worker gets the answer.
-// A worker of one thread put the task itself and needs no barrier: its barrier is a fence
-// (Worker::sync), which would wait for the task's last atomics (measured: a held chain's hop
-// 2.64 -> 2.93 us under the megakernel on an H100).
+// `handed_off`: this thread put a ready task into the slot (Context::handed_off). A task that
+// handed nothing off (it ended a chain, or held its continuation for a dependency or a gate)
+// costs one vote, not the barrier pair around the slot's check: that pair made Jacobi's
+// gated stages 2-4% slower per iteration on an H100. A worker of one thread needs no barrier
+// either: its barrier is a fence (Worker::sync), which would wait for the task's last atomics
+// (a held chain's hop 2.64 -> 2.93 us under the megakernel).
 template <std::uint32_t B>
-__device__ bool next_local_link(const Worker& worker, Handoff<B>& handoff, std::uint32_t q) {
+__device__ bool next_local_link(const Worker& worker, Handoff<B>& handoff, std::uint32_t q, bool handed_off) {
+  if (!worker.may_any(handed_off)) return false;
   if (worker.size() == 1) return handoff.take_local_hop(q);
   worker.sync();  // every thread of the task is done; what it put in the slot is visible
   if (worker.rank() == 0) handoff.chained = handoff.take_local_hop(q);
@@ -107,6 +111,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   // loop 1.6x longer and empty tasks 1-3% slower on an H100.)
   const bool chains = batch.handed_off && slot == 0 && (g.mailbox == nullptr || blockIdx.x != 0);
   for (;;) {
+    bool handed_off = false;
     for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q]) {
       alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
       std::uint64_t tag = no_dependency;
@@ -123,6 +128,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
       }
       const Context<Graph> ctx(g, q, task, &handoff);
       T{}(worker, item, ctx);
+      handed_off = ctx.handed_off();
       if (traced) {
         worker.sync();
         if (rank == 0)
@@ -130,7 +136,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
                                               blockIdx.x, std::uint16_t(slot), phase, batch.phase.epoch});
       }
     }
-    if (!chains || !next_local_link(worker, handoff, q)) return;
+    if (!chains || !next_local_link(worker, handoff, q, handed_off)) return;
   }
 }
 
