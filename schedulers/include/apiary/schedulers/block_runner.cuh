@@ -74,10 +74,10 @@ __device__ bool take_task(const QueueView& queue, Handoff<B>& handoff, const Bat
 // runs next in this worker (Handoff::take_local_hop). Every thread of the worker gets the answer.
 // `handed_off`: this thread put a ready task into the slot (Context::handed_off). A task that
 // handed nothing off (it ended a chain, or held its continuation for a dependency or a gate)
-// costs one vote, not the barrier pair around the slot's check: that pair made Jacobi's
-// gated stages 2-4% slower per iteration on an H100. A worker of one thread needs no barrier
-// either: its barrier is a fence (Worker::sync), which would wait for the task's last atomics
-// (a held chain's hop 2.64 -> 2.93 us under the megakernel).
+// costs one vote, not the barrier pair around the slot's check (measured on an H100 against
+// the pair: Jacobi's gated stages in fp64 1.007x -> 0.992x the time without local hops). A
+// worker of one thread needs no barrier either: its barrier is a fence (Worker::sync), which
+// would wait for the task's last atomics (a held chain's hop 2.64 -> 2.93 us under the MK).
 template <std::uint32_t B>
 __device__ bool next_local_link(const Worker& worker, Handoff<B>& handoff, std::uint32_t q, bool handed_off) {
   if (!worker.may_any(handed_off)) return false;
@@ -108,7 +108,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   // itself while each hop is local (next_local_link), running the batch again. Block 0 goes
   // back to the scheduler's loop after every task while host input is open: it drains the
   // host's tasks there. (The check sits outside the task loop: inside it, its code made the
-  // loop 1.6x longer and empty tasks 1-3% slower on an H100.)
+  // loop 1.6x longer and empty tasks 1.6% slower in geomean on an H100; docs/benchmarks.md.)
   const bool chains = batch.handed_off && slot == 0 && (g.mailbox == nullptr || blockIdx.x != 0);
   for (;;) {
     bool handed_off = false;
