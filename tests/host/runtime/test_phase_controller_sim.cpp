@@ -169,27 +169,30 @@ struct Sim {
         for (std::int32_t other = 0; other < 3; ++other)
           if (other != phase) APIARY_THREAD_CHECK(failures, running_in_phase[other].load() == 0);
       }
-      for (std::uint32_t i = 0; i < b.count; ++i) {
+      // The task in the slot leaves it and runs (a handed-off batch, or a local hop).
+      const auto run_from_slot = [&] {
         Item item{};
+        std::memcpy(&item, slot.item, sizeof(Item));
+        slot.clear();
+        run_task(b.queue, item);
+      };
+      for (std::uint32_t i = 0; i < b.count; ++i) {
         if (b.handed_off) {
-          std::memcpy(&item, slot.item, sizeof(Item));
-          slot.clear();
-        } else {
-          // False only once the run failed (the queue_full case): the slot may never be
-          // published, and reading it would race with a producer still writing it.
-          if (!views[b.queue].wait_published(b.first + i)) return;
-          views[b.queue].read(b.first + i, &item, sizeof(Item));
-          views[b.queue].release(b.first + i);
+          run_from_slot();
+          continue;
         }
+        // False only once the run failed (the queue_full case): the slot may never be
+        // published, and reading it would race with a producer still writing it.
+        if (!views[b.queue].wait_published(b.first + i)) return;
+        Item item{};
+        views[b.queue].read(b.first + i, &item, sizeof(Item));
+        views[b.queue].release(b.first + i);
         run_task(b.queue, item);
       }
       // A handed-off batch of one goes on with the local hops its tasks hand it.
       while (local_hops && b.handed_off && slot.take_local_hop(b.queue)) {
         local_hops_taken.fetch_add(1, std::memory_order_relaxed);
-        Item item{};
-        std::memcpy(&item, slot.item, sizeof(Item));
-        slot.clear();
-        run_task(b.queue, item);
+        run_from_slot();
       }
       if (phase != no_phase) running_in_phase[phase].fetch_sub(1);
       finish_batch(views.data(), pc, slot, b);
