@@ -89,13 +89,25 @@ APIARY_HD SpawnWhenOutcome spawn_when(Dependency& dep, std::int32_t n, Park&& pa
   return SpawnWhenOutcome::direct;
 }
 
-// One resolution. Returns true if this call released the waiting task.
-template <class Release>
-APIARY_HD bool resolve(Dependency& dep, Release&& release) {
+// A held wait (below) is complete when a resolution leaves exactly held_offset: that one
+// resolution (the counter passes the value once) calls `held_done`, which lets a task that
+// held its continuation and then resolved it ready it at once (Handoff::take_own_hold).
+inline constexpr std::int32_t held_offset = std::int32_t(1) << 30;
+
+// One resolution. Returns true if this call released the waiting task; calls `held_done()`
+// if it completed a held wait.
+template <class Release, class HeldDone>
+APIARY_HD bool resolve(Dependency& dep, Release&& release, HeldDone&& held_done) {
   const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::acq_rel);
-  if (Dependency::counter_of(before) != 1) return false;
+  const std::int32_t counter = Dependency::counter_of(before);
+  if (counter == held_offset + 1) held_done();
+  if (counter != 1) return false;
   release(Dependency::slot_of(before));
   return true;
+}
+template <class Release>
+APIARY_HD bool resolve(Dependency& dep, Release&& release) {
+  return resolve(dep, release, [] {});
 }
 
 // A held wait (ctx.spawn_next_when under the megakernel, handoff.hpp): the waiting task stays
@@ -105,39 +117,53 @@ APIARY_HD bool resolve(Dependency& dep, Release&& release) {
 // ready when exactly the offset is left (the n resolutions came, before or after the hold).
 // The block then takes the offset back, which leaves the word as a released wait leaves it.
 // Costs: nothing on the holding task's path, one load per poll, no waiting-storage slot, and
-// no queue hop when it is ready.
-inline constexpr std::int32_t held_offset = std::int32_t(1) << 30;
-
+// no queue hop when it is ready. When the last resolution comes from the task that held the
+// wait (it holds its continuation, then resolves it itself), the block does not even poll:
+// the resolution's `held_done` readies the task (handoff.hpp, take_own_hold).
 APIARY_HD inline void hold(Dependency& dep, std::int32_t n) {
   DeviceAtomic<std::uint64_t>(dep.word).fetch_add(Dependency::counts(n + held_offset), mo::relaxed);
 }
 
-// The holding block: true once the held wait's n resolutions came; it then gives the offset
-// back (the dependency is reusable as after a release). Acquire: the resolvers' work.
+// A held wait whose n resolutions came gives the offset back: the dependency is reusable
+// as after a release.
+APIARY_HD inline void end_hold(Dependency& dep) {
+  DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(held_offset), mo::relaxed);
+}
+
+// The holding block: true once the held wait's n resolutions came; it then ends the hold.
+// Acquire: the resolvers' work.
 APIARY_HD inline bool held_ready(Dependency& dep) {
-  DeviceAtomic<std::uint64_t> word(dep.word);
-  if (Dependency::counter_of(word.load(mo::acquire)) != held_offset) return false;
-  word.fetch_sub(Dependency::counts(held_offset), mo::relaxed);
+  if (Dependency::counter_of(DeviceAtomic<std::uint64_t>(dep.word).load(mo::acquire)) != held_offset) return false;
+  end_hold(dep);
   return true;
 }
 
 // One resolution by a thread that already issued a release fence after the work it
 // guards (a task resolving many dependencies fences once, then resolves each with a
 // relaxed atomic). Returns true if this call released the waiting task.
-template <class Release>
-APIARY_HD bool resolve_after_fence(Dependency& dep, Release&& release) {
+// `held_done` as for resolve.
+template <class Release, class HeldDone>
+APIARY_HD bool resolve_after_fence(Dependency& dep, Release&& release, HeldDone&& held_done) {
 #if APIARY_DEVICE_CODE
   const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::relaxed);
-  if (Dependency::counter_of(before) != 1) return false;
-  // The parked item and the spawner's work, as the acq_rel resolve reads them.
+  const std::int32_t counter = Dependency::counter_of(before);
+  if (counter != 1 && counter != held_offset + 1) return false;
+  // The parked item and the spawner's work (or the other resolvers' work, for a held task),
+  // as the acq_rel resolve reads them.
   cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_device);
 #else
   // CPU threads: ThreadSanitizer ignores fences, so the atomic itself orders.
   const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::acq_rel);
-  if (Dependency::counter_of(before) != 1) return false;
+  const std::int32_t counter = Dependency::counter_of(before);
 #endif
+  if (counter == held_offset + 1) held_done();
+  if (counter != 1) return false;
   release(Dependency::slot_of(before));
   return true;
+}
+template <class Release>
+APIARY_HD bool resolve_after_fence(Dependency& dep, Release&& release) {
+  return resolve_after_fence(dep, release, [] {});
 }
 
 // Adds k expected resolutions to a dependency whose task is already parked or spawned. Only

@@ -34,7 +34,10 @@
 // Only phaseless task types are held (they are eligible in every phase). Why: an iterative
 // graph whose tasks each wait for a barrier (Jacobi's stages) otherwise pays, per iteration,
 // a park, a release and a queue hop for every task; held, the barrier's resolutions are all
-// it costs, and each task runs again on the block that holds its successor.
+// it costs, and each task runs again on the block that holds its successor. Where the
+// resolution that completes the wait comes from the task that held it (a task that holds its
+// continuation and then resolves that dependency itself), it readies the task at once
+// (take_own_hold): no poll, and the hop can be local.
 //
 // Gated tasks (ctx.hold_next_at, megakernel only, gate.hpp): the same, for a task that waits
 // until a word many tasks wait on reaches a count (a barrier's arrivals), instead of a
@@ -176,6 +179,18 @@ struct Handoff {
     }
     return true;
   }
+  // The thread that held a task here on `dep` (put_held) during its task, once its own
+  // resolution completed that wait (resolve's `held_done`, Context::ready_own_hold): the task
+  // is ready now. The hold ends and nobody polls; true if the task still waited here. No
+  // barrier needed: this thread wrote the wait, and thread 0 polls the slot only between
+  // batches.
+  APIARY_HD bool take_own_hold(Dependency& dep) {
+    if (waits_on != &dep) return false;
+    end_hold(dep);
+    waits_on = nullptr;
+    return true;
+  }
+
   // Thread 0, after a block barrier: whether a task waits here for a dependency or a gate.
   APIARY_HD bool held() const { return full() && (waits_on != nullptr || gate.word != nullptr); }
   // Thread 0: the waiting task leaves the slot unrun (the run ended first).
@@ -205,11 +220,11 @@ struct Handoff {
 
   // Thread 0, right after the task of a handed-off batch of one (queue q) ran: takes the task
   // it handed off as the next hop when that hop touches no global memory — a fresh task of
-  // queue q that waits for nothing, no ctx.stop() in the block, the run status not due, the
-  // executed count deferrable — doing exactly what finish_batch and next_handed_off would do
-  // for it (handoff_batches.hpp). The worker then runs it at once, as a batch identical to the
-  // one that ran (a chain, block_runner.cuh). False: the scheduler's loop finishes the batch
-  // and takes the hop (every check_every hops, at least).
+  // queue q that waits for nothing (any more: take_own_hold), no ctx.stop() in the block, the
+  // run status not due, the executed count deferrable — doing exactly what finish_batch and
+  // next_handed_off would do for it (handoff_batches.hpp). The worker then runs it at once,
+  // as a batch identical to the one that ran (a chain, block_runner.cuh). False: the
+  // scheduler's loop finishes the batch and takes the hop (every check_every hops, at least).
   APIARY_HD bool take_local_hop(std::uint32_t q) {
     if (!full() || fresh == 0 || queue != q) return false;
     if (waits_on != nullptr || gate.word != nullptr || detail::block_load(stopping) != 0) return false;

@@ -242,11 +242,66 @@ TEST_CASE("dependency: a held wait is ready after exactly n resolutions, before 
   REQUIRE(dep.counter() == -1);
 }
 
+// resolve's held_done: the resolution that completes a held wait says so, once, and only it
+// (Handoff::take_own_hold then readies the task without a poll).
+TEST_CASE("dependency: held_done fires once, for the last resolution after the hold", "[dependency]") {
+  Dependency dep;
+  int released = 0, done = 0;
+  auto release = [&](std::uint32_t) { ++released; };
+  auto held_done = [&] { ++done; };
+  SECTION("three resolutions after the hold, both kinds") {
+    hold(dep, 3);
+    REQUIRE_FALSE(resolve(dep, release, held_done));
+    REQUIRE_FALSE(resolve_after_fence(dep, release, held_done));
+    REQUIRE(done == 0);
+    REQUIRE_FALSE(resolve_after_fence(dep, release, held_done));
+    REQUIRE(done == 1);
+    end_hold(dep);  // what take_own_hold does
+  }
+  SECTION("one before the hold, one after") {
+    REQUIRE_FALSE(resolve(dep, release, held_done));
+    hold(dep, 2);
+    REQUIRE_FALSE(resolve(dep, release, held_done));
+    REQUIRE(done == 1);
+    end_hold(dep);
+  }
+  SECTION("all before the hold: no resolution completes it, the holder's poll does") {
+    REQUIRE_FALSE(resolve(dep, release, held_done));
+    hold(dep, 1);
+    REQUIRE(done == 0);
+    REQUIRE(held_ready(dep));
+  }
+  SECTION("parked waits never call it") {
+    ErrorWord error{};
+    HostWaitingStorage ws(2, 8, &error);
+    auto park = [&] {
+      const std::uint64_t v = 7;
+      const auto slot = ws.view.reserve(0);
+      ws.view.write(slot, 0, &v, 8, 0);
+      return slot;
+    };
+    REQUIRE(spawn_when(dep, 2, park, [&](std::uint32_t slot) { ws.view.discard(slot); }, [] {}) ==
+            SpawnWhenOutcome::parked);
+    REQUIRE_FALSE(resolve(dep, release, held_done));
+    REQUIRE(resolve(dep, [&](std::uint32_t slot) { ws.view.discard(slot); ++released; }, held_done));
+    REQUIRE(released == 1);
+    released = 0;
+  }
+  REQUIRE(released == 0);
+  REQUIRE(dep.counter() == 0);
+  REQUIRE_FALSE(held_ready(dep));
+}
+
 TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence: each ready or released once, "
           "after all resolutions",
           "[dependency][stress]") {
   const unsigned threads = stress_threads();
   const auto deps = static_cast<std::uint32_t>(scaled(1'000'000));
+  // Who readies a held wait: the holder's poll only (after the hold and after the run), or
+  // the resolution that completes it (held_done, as Handoff::take_own_hold does in the
+  // holder's block; the holder then polls only after the run, as no block polls its slot
+  // while its own tasks run).
+  const bool resolver_readies = GENERATE(false, true);
   std::mt19937_64 rng(Catch::rngSeed() + 29);
   enum class Kind : std::uint8_t { hold, park, resolve };
   struct HoldOp {
@@ -270,6 +325,7 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
   std::vector<std::atomic<std::uint32_t>> resolved(deps);
   std::vector<std::atomic<std::uint32_t>> ran(deps);
   std::vector<std::atomic<bool>> taken_at_hold(deps);
+  std::vector<std::atomic<bool>> readied(deps);
   ThreadFailures failures;
 
   auto run = [&](std::uint32_t d) {
@@ -290,7 +346,7 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
       switch (ops[i].kind) {
         case Kind::hold:
           hold(dependency[d], std::int32_t(needed[d]));
-          if (held_ready(dependency[d])) {  // one poll now; the rest after the run
+          if (!resolver_readies && held_ready(dependency[d])) {  // one poll now; the rest after the run
             taken_at_hold[d] = true;
             run(d);
           }
@@ -301,7 +357,13 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
         }
         case Kind::resolve:
           resolved[d].fetch_add(1);
-          resolve_after_fence(dependency[d], release);
+          resolve_after_fence(dependency[d], release, [&] {
+            APIARY_THREAD_CHECK(failures, held[d]);
+            if (!resolver_readies) return;
+            end_hold(dependency[d]);
+            readied[d] = true;
+            run(d);
+          });
           break;
       }
     }
@@ -312,7 +374,7 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
   REQUIRE(error.code == 0);
   REQUIRE(ws.view.parked_hint() == 0);
   for (std::uint32_t d = 0; d < deps; ++d) {
-    if (held[d] && !taken_at_hold[d]) {
+    if (held[d] && !taken_at_hold[d] && !readied[d]) {
       REQUIRE(held_ready(dependency[d]));  // every resolution is in: the holder's next poll runs it
       run(d);
     }

@@ -6,7 +6,9 @@
 // for a dependency in that slot instead of the waiting storage (spawn_next_when's held waits:
 // put_held, ready, the pending count of a task that waits across batches), and optionally
 // with chains of D tasks (each D hands off the next) whose hops the worker takes itself while
-// they are local (Handoff::take_local_hop, as block_runner.cuh does). Checks: exact task
+// they are local (Handoff::take_local_hop, as block_runner.cuh does), and optionally with
+// chains of joins, each holding the next on a dependency it then resolves itself (readied by
+// the resolution, Handoff::take_own_hold, as Context::resolve does). Checks: exact task
 // counts, no task ever runs while a task of another phase runs, the run terminates.
 #include "host_structures.hpp"
 
@@ -41,6 +43,7 @@ struct Sim {
   bool hold = false;     // joins (J, phaseless) wait in the thread's slot when it is free
   bool local_hops = false;    // workers take local hops (take_local_hop) after a handed-off batch
   std::uint32_t d_links = 0;  // each D spawns the next D of a chain this long (C spawns the first)
+  std::uint32_t j_links = 0;  // each J holds the next J of a chain this long, then resolves its wait
   std::uint32_t cycles;  // C spawns A(depth + 1) while depth + 1 < cycles (cyclic graphs)
   std::uint32_t roots;
   ErrorWord* error;
@@ -55,6 +58,7 @@ struct Sim {
   std::atomic<std::uint64_t> handed_off{0};
   std::atomic<std::uint64_t> held{0};
   std::atomic<std::uint64_t> local_hops_taken{0};
+  std::atomic<std::uint64_t> own_holds{0};  // held J readied by their own resolution
   std::array<std::atomic<std::int64_t>, 3> running_in_phase{};
   ThreadFailures failures;
 
@@ -97,6 +101,33 @@ struct Sim {
     spawn(q, item);
   }
 
+  // ctx.spawn_next_when: J waits for n resolutions of dependency d, in the slot if it is free
+  // (then true).
+  bool spawn_join_when(std::uint32_t d, const Item& item, std::int32_t n) {
+    if (local != nullptr && local->try_hold(J)) {
+      local->put_held(J, &item, sizeof(item), deps[d], n);
+      held.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+    spawn_when(
+        deps[d], n,
+        [&] {
+          const std::uint32_t slot = ws.view.reserve(d);
+          if (slot != no_slot) ws.view.write(slot, J, &item, sizeof(Item), 0);
+          return slot;
+        },
+        [&](std::uint32_t slot) { ws.view.discard(slot); }, [&] { spawn(J, item); });
+    return false;
+  }
+
+  // ctx.resolve: releases a parked task, or, if this task held the wait (`held_here`),
+  // readies the task held in this thread's slot.
+  void resolve_dep(std::uint32_t d, bool held_here = false) {
+    resolve(deps[d], [&](std::uint32_t slot) { release(slot); }, [&] {
+      if (held_here && local->take_own_hold(deps[d])) own_holds.fetch_add(1, std::memory_order_relaxed);
+    });
+  }
+
   void run_task(std::uint32_t q, const Item& item) {
     executed[q].fetch_add(1);
     switch (q) {
@@ -105,24 +136,19 @@ struct Sim {
         APIARY_THREAD_CHECK(failures, d < deps.size());
         spawn(B, {item.depth, d, 1});
         spawn(B, {item.depth, d, 0});
-        if (local != nullptr && local->try_hold(J)) {  // ctx.spawn_next_when's held wait
-          local->put_held(J, &item, sizeof(item), deps[d], 2);
-          held.fetch_add(1, std::memory_order_relaxed);
-          break;
-        }
-        spawn_when(
-            deps[d], 2,
-            [&] {
-              const std::uint32_t slot = ws.view.reserve(d);
-              if (slot != no_slot) ws.view.write(slot, J, &item, sizeof(Item), 0);
-              return slot;
-            },
-            [&](std::uint32_t slot) { ws.view.discard(slot); }, [&] { spawn(J, item); });
+        spawn_join_when(d, {item.depth, j_links, item.first}, 2);  // J's dep: the links after it
         break;
       }
       case B:
         spawn(C, item);
-        resolve(deps[item.dep], [&](std::uint32_t slot) { release(slot); });
+        resolve_dep(item.dep);
+        break;
+      case J:
+        if (item.dep > 0) {  // a held chain's link: hold the next, then complete its wait
+          const std::uint32_t d = next_dep.fetch_add(1);
+          APIARY_THREAD_CHECK(failures, d < deps.size());
+          resolve_dep(d, spawn_join_when(d, {item.depth, item.dep - 1, item.first}, 1));
+        }
         break;
       case C:
         spawn(D, {item.depth, d_links, item.first});
@@ -200,6 +226,7 @@ struct Sim {
   }
 
   void run() {
+    deps = std::vector<Dependency>(std::size_t(roots) * cycles * (1 + j_links) + 64);
     for (std::uint32_t r = 0; r < roots; ++r) spawn(A, {0, 0, 0});
     state.phase_word = PhaseWord{0, 0}.pack();
     run_threads(stress_threads(), [&](unsigned t) { worker(t); });
@@ -211,20 +238,23 @@ struct Sim {
 TEST_CASE("phase controller: phases, phaseless joins and parked tasks under 8 threads", "[phases][stress]") {
   ErrorWord unused{};
   const auto roots = static_cast<std::uint32_t>(scaled(200'000));
-  // bit 0: hand-off, bit 1: held joins, bit 2: chains of 4 D tasks and local hops
-  const int mode = GENERATE(0, 1, 2, 3, 5, 7);
+  // bit 0: hand-off, bit 1: held joins, bit 2: chains of 4 D tasks and local hops,
+  // bit 3: chains of 4 J tasks, each held by the one before and readied by its resolution
+  const int mode = GENERATE(0, 1, 2, 3, 5, 7, 10, 15);
   const bool handoff = (mode & 1) != 0;
   Sim sim(false, 1, roots, &unused);
   sim.handoff = handoff;
   sim.hold = (mode & 2) != 0;
   sim.local_hops = (mode & 4) != 0;
   sim.d_links = sim.local_hops ? 3 : 0;
+  sim.j_links = (mode & 8) != 0 ? 3 : 0;
   sim.run();
   INFO("hand-off " << handoff << " hold " << sim.hold << " local hops " << sim.local_hops << ": " << sim.failures.first);
   REQUIRE((sim.handed_off > 0) == handoff);
   REQUIRE((sim.local_hops_taken > 0) == sim.local_hops);
   if (!sim.hold) REQUIRE(sim.held == 0);
   if (mode == 2) REQUIRE(sim.held > 0);  // with the hand-off on as well, a B usually takes the slot first
+  REQUIRE((sim.own_holds > 0) == (sim.j_links > 0));
   REQUIRE(sim.failures.count == 0);
   REQUIRE(sim.state.error.code == 0);
   REQUIRE(sim.controller().status() == RunStatus::finished);
@@ -232,7 +262,7 @@ TEST_CASE("phase controller: phases, phaseless joins and parked tasks under 8 th
   REQUIRE(sim.executed[B] == 2 * roots);
   REQUIRE(sim.executed[C] == 2 * roots);
   REQUIRE(sim.executed[D] == 2 * roots * (1 + sim.d_links));
-  REQUIRE(sim.executed[J] == roots);
+  REQUIRE(sim.executed[J] == roots * (1 + sim.j_links));
   for (std::uint32_t q = 0; q < num_queues; ++q) REQUIRE(sim.queues[q].counters->executed == sim.executed[q]);
   REQUIRE(sim.ws.view.parked_hint() == 0);
   REQUIRE(PhaseWord::unpack(sim.state.phase_word).epoch == 2);  // phase 0 -> 1 -> 2
@@ -255,20 +285,23 @@ TEST_CASE("phase controller: cyclic phases run until every queue is empty", "[ph
   ErrorWord unused{};
   const std::uint32_t cycles = 12;
   const auto roots = static_cast<std::uint32_t>(scaled(20'000));
-  // bit 0: hand-off, bit 1: held joins, bit 2: chains of 4 D tasks and local hops
-  const int mode = GENERATE(0, 1, 2, 3, 5, 7);
+  // bit 0: hand-off, bit 1: held joins, bit 2: chains of 4 D tasks and local hops,
+  // bit 3: chains of 4 J tasks, each held by the one before and readied by its resolution
+  const int mode = GENERATE(0, 1, 2, 3, 5, 7, 10, 15);
   const bool handoff = (mode & 1) != 0;
   Sim sim(true, cycles, roots, &unused);
   sim.handoff = handoff;
   sim.hold = (mode & 2) != 0;
   sim.local_hops = (mode & 4) != 0;
   sim.d_links = sim.local_hops ? 3 : 0;
+  sim.j_links = (mode & 8) != 0 ? 3 : 0;
   sim.run();
   INFO("hand-off " << handoff << " hold " << sim.hold << " local hops " << sim.local_hops << ": " << sim.failures.first);
   REQUIRE((sim.handed_off > 0) == handoff);
   REQUIRE((sim.local_hops_taken > 0) == sim.local_hops);
   if (!sim.hold) REQUIRE(sim.held == 0);
   if (mode == 2) REQUIRE(sim.held > 0);  // with the hand-off on as well, a B usually takes the slot first
+  REQUIRE((sim.own_holds > 0) == (sim.j_links > 0));
   REQUIRE(sim.failures.count == 0);
   REQUIRE(sim.state.error.code == 0);
   REQUIRE(sim.controller().status() == RunStatus::finished);
@@ -279,7 +312,7 @@ TEST_CASE("phase controller: cyclic phases run until every queue is empty", "[ph
   REQUIRE(sim.executed[A] == a);
   REQUIRE(sim.executed[B] == 2 * a);
   REQUIRE(sim.executed[D] == 2 * a * (1 + sim.d_links));
-  REQUIRE(sim.executed[J] == a);
+  REQUIRE(sim.executed[J] == a * (1 + sim.j_links));
   // Three phases per cycle: 3 * cycles - 1 phase changes.
   REQUIRE(PhaseWord::unpack(sim.state.phase_word).epoch == 3 * cycles - 1);
 }

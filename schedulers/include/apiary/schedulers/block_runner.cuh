@@ -128,6 +128,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
       }
       const Context<Graph> ctx(g, q, task, &handoff);
       T{}(worker, item, ctx);
+      ctx.ready_own_hold();
       handed_off = ctx.handed_off();
       if (traced) {
         worker.sync();
