@@ -302,6 +302,12 @@ def render_doc(doc, sections, images):
 
 # ---- plots ---------------------------------------------------------------------------------
 
+def short_device(name):
+    """'NVIDIA H100 80GB HBM3' -> 'H100': the model alone, so that bar labels of several devices fit."""
+    m = re.search(r"\b([A-Z]+\d{2,4}[A-Za-z]*)\b", name.replace("NVIDIA", ""))
+    return m.group(1) if m else name
+
+
 def plot(per_device, path):
     """Four panels, one bar per scheduler (and device): chain latency with the baselines as
     lines, empty-task throughput, fan-tree level time, synthetic span over bound."""
@@ -329,14 +335,14 @@ def plot(per_device, path):
                 v = get(metrics(records, s))
                 if v is None:
                     continue
-                labels.append(SHORT.get(s, s) + (f"\n{device}" if len(per_device) > 1 else ""))
+                labels.append(SHORT.get(s, s) + (f"\n{short_device(device)}" if len(per_device) > 1 else ""))
                 values.append(v * scale)
                 colors.append(f"C{ORDER.index(s) if s in ORDER else 4}")
         if values:
             any_bar = True
             ax.bar(range(len(values)), values, color=colors)
             ax.set_xticks(range(len(values)))
-            ax.set_xticklabels(labels, fontsize=8)
+            ax.set_xticklabels(labels, fontsize=7)
             if log:
                 ax.set_yscale("log")
         ax.set_title(title, fontsize=10)
