@@ -381,6 +381,90 @@ TEST_CASE("held continuations (spawn_next_when) run once, after all resolutions,
   REQUIRE(check.ok);
 }
 
+// Own holds: a link holds its successor on a fresh dependency and resolves it itself; on odd
+// links the wait needs a second resolution from a helper task it spawns. Where the link's own
+// resolution is the last, it readies the successor right after the link (Context::
+// ready_own_hold, traced as a release by the link); where the helper's is, the holding block's
+// poll does (a release without a task). Both must run every link once, in order, with a clean
+// trace.
+struct OwnHoldJob {
+  std::uint32_t chain, index, links;
+  std::uint32_t* ran;           // per link: times it ran
+  std::uint32_t* out_of_order;  // links that ran before their predecessor
+};
+struct HelperResolve {
+  using Item = std::uint32_t;  // the dependency's pool index
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Helper";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& dep, Ctx& ctx) const {
+    ctx.resolve(ctx.dependency(dep));
+  }
+};
+struct OwnHoldLink {
+  using Item = OwnHoldJob;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Link";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& job, Ctx& ctx) const {
+    const std::uint32_t at = job.chain * job.links + job.index;
+    atomicAdd(&job.ran[at], 1u);
+    if (job.index > 0 && atomicAdd(&job.ran[at - 1], 0u) == 0) atomicAdd(job.out_of_order, 1u);
+    if (job.index + 1 == job.links) return;
+    const std::uint32_t d = ctx.new_dependency_index();
+    if (d == no_slot) return;  // pool exhausted: the run reports the error
+    OwnHoldJob next = job;
+    next.index = job.index + 1;
+    const bool helped = job.index % 2 == 1;
+    ctx.template spawn_next_when<OwnHoldLink>(ctx.dependency(d), next, helped ? 2 : 1);
+    if (helped) ctx.template spawn<HelperResolve>(d);
+    ctx.resolve(ctx.dependency(d));
+  }
+};
+using OwnHoldGraph = PhaseQueue<Phaseless<OwnHoldLink, HelperResolve>>;
+
+TEST_CASE("held continuations completed by their holder's own resolution run once, in order (own holds)",
+          "[gpu][dependency][handoff]") {
+  const Scheduler scheduler = each_scheduler();
+  const std::uint32_t chains = 512, links = 64, n = chains * links;
+  DeviceBuffer<std::uint32_t> ran(n), out_of_order(1);
+  Config config;
+  config.dependency_capacity = n;
+  config.waiting_storage_capacity = n;
+  config.trace = true;
+  config.trace_event_capacity = 16ull * n;
+  Runtime<OwnHoldGraph> rt{config};
+  std::vector<OwnHoldJob> heads;
+  for (std::uint32_t c = 0; c < chains; ++c) heads.push_back(OwnHoldJob{c, 0, links, ran.get(), out_of_order.get()});
+  rt.seed<OwnHoldLink>(heads);
+  const Report report = rt.run(scheduler);
+  INFO(report.format());
+  REQUIRE(report.ok());
+  REQUIRE(report.executed("Link") == n);
+  REQUIRE(report.executed("Helper") == chains * (links / 2 - 1));  // odd links but the last
+  REQUIRE(report.parked == 0);
+  REQUIRE(report.unresolved_dependencies == 0);
+  REQUIRE(download(ran) == std::vector<std::uint32_t>(n, 1));
+  REQUIRE(download(out_of_order)[0] == 0);
+  const TraceCheckResult check = check_trace(rt.trace());
+  INFO(format(check));
+  REQUIRE(check.ok);
+  // Under the megakernel the waits are held (a link runs from its block's slot, which is free
+  // again for its successor) but for at most one per chain (a seeded head whose batch's slot
+  // another head took parks its wait, released by a task). So more than `chains` releases by a
+  // task are own holds. A polled held wait's release has no task.
+  if (scheduler == Scheduler::megakernel) {
+    const auto& events = rt.trace().events;
+    const auto own = std::count_if(events.begin(), events.end(), [](const DependencyEvent& e) {
+      return e.kind == static_cast<std::uint32_t>(DependencyEventKind::release) && e.task != no_task;
+    });
+    INFO("releases by the holding link: " << own);
+    REQUIRE(own > chains);
+  }
+}
+
 struct Forgotten {
   using Item = std::uint32_t;
   static constexpr unsigned threads = 1;
