@@ -90,8 +90,9 @@ APIARY_HD SpawnWhenOutcome spawn_when(Dependency& dep, std::int32_t n, Park&& pa
 }
 
 // A held wait (below) is complete when a resolution leaves exactly held_offset: that one
-// resolution (the counter passes the value once) calls `held_done`, which lets a task that
-// held its continuation and then resolved it ready it at once (Handoff::take_own_hold).
+// resolution (the counter passes the value once) calls `held_done`, so that a task that held
+// its continuation and then completed the wait itself readies it right after it ends
+// (Context::ready_own_hold).
 inline constexpr std::int32_t held_offset = std::int32_t(1) << 30;
 
 // One resolution. Returns true if this call released the waiting task; calls `held_done()`
@@ -119,7 +120,8 @@ APIARY_HD bool resolve(Dependency& dep, Release&& release) {
 // Costs: nothing on the holding task's path, one load per poll, no waiting-storage slot, and
 // no queue hop when it is ready. When the last resolution comes from the task that held the
 // wait (it holds its continuation, then resolves it itself), the block does not even poll:
-// the resolution's `held_done` readies the task (handoff.hpp, take_own_hold).
+// the resolution's `held_done` has the runner ready the task right after the holding task
+// (Context::ready_own_hold, Handoff::take_own_hold).
 APIARY_HD inline void hold(Dependency& dep, std::int32_t n) {
   DeviceAtomic<std::uint64_t>(dep.word).fetch_add(Dependency::counts(n + held_offset), mo::relaxed);
 }

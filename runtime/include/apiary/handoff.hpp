@@ -36,8 +36,9 @@
 // a park, a release and a queue hop for every task; held, the barrier's resolutions are all
 // it costs, and each task runs again on the block that holds its successor. Where the
 // resolution that completes the wait comes from the task that held it (a task that holds its
-// continuation and then resolves that dependency itself), it readies the task at once
-// (take_own_hold): no poll, and the hop can be local.
+// continuation and then resolves that dependency itself), the task is readied right after
+// the one that held it (take_own_hold, Context::ready_own_hold): no poll, and the hop can be
+// local.
 //
 // Gated tasks (ctx.hold_next_at, megakernel only, gate.hpp): the same, for a task that waits
 // until a word many tasks wait on reaches a count (a barrier's arrivals), instead of a
