@@ -243,7 +243,7 @@ TEST_CASE("dependency: a held wait is ready after exactly n resolutions, before 
 }
 
 // resolve's held_done: the resolution that completes a held wait says so, once, and only it
-// (Handoff::take_own_hold then readies the task without a poll).
+// (Context::ready_own_hold then readies the task without a poll, Handoff::take_own_hold).
 TEST_CASE("dependency: held_done fires once, for the last resolution after the hold", "[dependency]") {
   Dependency dep;
   int released = 0, done = 0;
@@ -298,8 +298,8 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
   const unsigned threads = stress_threads();
   const auto deps = static_cast<std::uint32_t>(scaled(1'000'000));
   // Who readies a held wait: the holder's poll only (after the hold and after the run), or
-  // the resolution that completes it (held_done, as Handoff::take_own_hold does in the
-  // holder's block; the holder then polls only after the run, as no block polls its slot
+  // the resolution that completes it (held_done, then what Handoff::take_own_hold does for
+  // the holding task; the holder then polls only after the run, as no block polls its slot
   // while its own tasks run).
   const bool resolver_readies = GENERATE(false, true);
   std::mt19937_64 rng(Catch::rngSeed() + 29);

@@ -8,7 +8,7 @@
 // with chains of D tasks (each D hands off the next) whose hops the worker takes itself while
 // they are local (Handoff::take_local_hop, as block_runner.cuh does), and optionally with
 // chains of joins, each holding the next on a dependency it then resolves itself (readied by
-// the resolution, Handoff::take_own_hold, as Context::resolve does). Checks: exact task
+// Handoff::take_own_hold, as Context::ready_own_hold does after the task). Checks: exact task
 // counts, no task ever runs while a task of another phase runs, the run terminates.
 #include "host_structures.hpp"
 
@@ -121,7 +121,8 @@ struct Sim {
   }
 
   // ctx.resolve: releases a parked task, or, if this task held the wait (`held_here`),
-  // readies the task held in this thread's slot.
+  // readies the task held in this thread's slot. (The runtime readies it right after the task,
+  // Context::ready_own_hold; in this sim nothing touches the slot in between, so it is the same.)
   void resolve_dep(std::uint32_t d, bool held_here = false) {
     resolve(deps[d], [&](std::uint32_t slot) { release(slot); }, [&] {
       if (held_here && local->take_own_hold(deps[d])) own_holds.fetch_add(1, std::memory_order_relaxed);
