@@ -106,7 +106,10 @@ DeviceRuntime::DeviceRuntime(PhaseTable table, Config config, std::uint32_t max_
 }
 
 DeviceRuntime::~DeviceRuntime() {
-  if (kernel_hung_) return;  // the device is stuck; freeing would block forever
+  if (kernel_hung_) {  // the device is stuck; freeing would block forever
+    (void)new std::shared_ptr<void>(std::move(kept_));
+    return;
+  }
   if (stream_) cudaStreamSynchronize(stream_);
   if (buffers_ && buffers_->pinned) cudaFreeHost(buffers_->pinned);
   if (start_) cudaEventDestroy(start_);
@@ -532,8 +535,14 @@ void DeviceRuntime::throw_failure(const RunState& state, Report report) const {
       msg << "a device-side launch of the device controller failed (CUDA error " << e.detail << ": "
           << cudaGetErrorString(static_cast<cudaError_t>(e.detail)) << ") "
           << (e.where < table_.num_queues() ? "for the workers of '" + table_.queues()[e.where].name + "'"
-                                            : std::string("for the next controller wave"))
-          << ": the pending-launch pool (cudaLimitDevRuntimePendingLaunchCount) holds " << e.capacity
+                                            : std::string("for the next controller wave"));
+      if (scheduler_.rfind("device_controller_wave", 0) == 0) {
+        // Wave mode sizes the nodes of its own device graph and relaunches it: no launch pool.
+        msg << " while the wave's device graph set its worker nodes or relaunched itself.";
+        report.errors.push_back(msg.str());
+        throw CudaError(msg.str() + "\n" + report.format());
+      }
+      msg << ": the pending-launch pool (cudaLimitDevRuntimePendingLaunchCount) holds " << e.capacity
           << " launches. Raise the config key 'device_controller.pending_launches'.";
       report.errors.push_back(msg.str());
       throw CapacityError(msg.str() + "\n" + report.format());

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <typeinfo>
+#include <utility>
 #include <vector>
 
 namespace apiary {
@@ -87,6 +89,18 @@ class DeviceRuntime {
   // The trace of the last run (Config::trace).
   const Trace& trace() const { return trace_; }
 
+  // What a scheduler keeps from one run of this runtime to the next (the PDC wave's
+  // instantiated device graph): made by `make()` on first use, destroyed with the runtime
+  // (left alone, like the device buffers, when a kernel hung).
+  template <class T, class Make>
+  T& kept(Make&& make) {
+    if (!kept_ || *kept_type_ != typeid(T)) {
+      kept_ = std::shared_ptr<T>(std::forward<Make>(make)());
+      kept_type_ = &typeid(T);
+    }
+    return *static_cast<T*>(kept_.get());
+  }
+
  private:
   struct Buffers;
   void allocate();
@@ -113,6 +127,8 @@ class DeviceRuntime {
   bool watchdog_fired_ = false;
   bool kernel_hung_ = false;
   Trace trace_;
+  std::shared_ptr<void> kept_;
+  const std::type_info* kept_type_ = nullptr;
 };
 
 }  // namespace apiary

@@ -12,9 +12,13 @@
 //         children run (as in the thesis). This relies on children running concurrently with
 //         a spinning parent, which the CUDA programming guide does not promise; the controller
 //         occupies a single block, so in practice there is room for them.
-//   wave  the controller launches a wave of workers and tail-launches itself; the next
-//         controller starts after the previous one and all its children ended (guaranteed by
-//         CDP2), advances the phase or ends the run, and launches the next wave.
+//   wave  a device graph (device graph launch, CUDA 12+): the controller kernel node, then one
+//         worker kernel node per queue. Each wave the controller sizes every worker node (or
+//         disables it) from the device and tail-launches the graph itself; the tail launch
+//         starts after this graph, its workers included, completed, so the next controller
+//         finds nothing running: it advances the phase or ends the run and plans the next wave.
+//         (A CDP2 kernel that tail-launched itself cost ~31 us per wave on an H100, the graph's
+//         self-relaunch a few us: docs/schedulers.md.)
 //
 // Device-side launches need relocatable device code and the device runtime library: build the
 // target with apiary_enable_device_controller(target) (cmake/ApiaryDeviceController.cmake).
@@ -33,6 +37,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 namespace apiary {
@@ -60,6 +65,7 @@ struct PdcParams {
   std::uint32_t max_warps = 0;        // oversubscription bound
   std::uint32_t warps_per_block = 0;
   std::uint32_t pending_limit = 0;    // cudaLimitDevRuntimePendingLaunchCount (for errors)
+  cudaGraphDeviceNode_t worker_nodes[max_queues] = {};  // wave mode: queue q's worker node
 };
 
 namespace detail {
@@ -106,9 +112,9 @@ __device__ inline bool pdc_idle_step(const PdcParams* p) {
 }
 
 // Controller thread q (all threads of the controller block call it; phase and stop are set):
-// decides and performs the launch for its queue. `wave`: nothing runs (no duplicate workers).
+// how many worker blocks queue q gets now (0: none). Their warps are reserved on return.
 template <class Graph>
-__device__ void pdc_plan_and_launch(const PdcParams* p, PdcShared& sh, std::uint32_t q, bool active_queue) {
+__device__ std::uint32_t pdc_plan(const PdcParams* p, PdcShared& sh, std::uint32_t q, bool active_queue) {
   const DeviceGraph& g = p->graph;
   std::uint64_t wanted = 0;
   bool partial = false;
@@ -128,28 +134,50 @@ __device__ void pdc_plan_and_launch(const PdcParams* p, PdcShared& sh, std::uint
     }
   }
   __syncthreads();
-  if (wanted == 0) return;
-  if (partial && sh.any_full) return;  // prefer launches that fill whole blocks
+  if (wanted == 0) return 0;
+  if (partial && sh.any_full) return 0;  // prefer launches that fill whole blocks
   // Oversubscription bound: reserve the warps first so the counter never undercounts.
   DeviceAtomic<std::uint32_t> active(p->pdc->active_warps);
   const std::uint32_t seen = active.load(mo::relaxed);
-  if (seen >= p->max_warps) return;
+  if (seen >= p->max_warps) return 0;
   const std::uint64_t budget = (p->max_warps - seen + p->warps_per_block - 1) / p->warps_per_block;
   const auto blocks = static_cast<std::uint32_t>(wanted < budget ? wanted : budget);
-  if (blocks == 0) return;
+  if (blocks == 0) return 0;
   active.fetch_add(blocks * p->warps_per_block, mo::relaxed);
   DeviceAtomic<std::uint32_t>(p->pdc->queue_blocks[q]).fetch_add(blocks, mo::relaxed);
-  pdc_worker<Graph><<<blocks, p->layout.block_threads, p->shared, cudaStreamFireAndForget>>>(p, q);
-  const cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) {
-    DeviceAtomic<std::uint32_t>(p->pdc->queue_blocks[q]).fetch_sub(blocks, mo::relaxed);
-    active.fetch_sub(blocks * p->warps_per_block, mo::relaxed);
-    raise_error(g.state->error, ErrorCode::launch_failed, q, p->pending_limit, std::uint64_t(err));
-    g.controller().set_status(RunStatus::failed);
+  return blocks;
+}
+
+// After `blocks` of queue q were launched (err == cudaSuccess) or not: counts the launch, or
+// gives the reservation back and ends the run with an error that names the queue.
+__device__ inline void pdc_launched(const PdcParams* p, PdcShared& sh, std::uint32_t q, std::uint32_t blocks,
+                                    cudaError_t err) {
+  if (err == cudaSuccess) {
+    DeviceAtomic<std::uint64_t>(p->pdc->launches).fetch_add(1, mo::relaxed);
+    atomicAdd(&sh.launched, 1u);
     return;
   }
-  DeviceAtomic<std::uint64_t>(p->pdc->launches).fetch_add(1, mo::relaxed);
-  atomicAdd(&sh.launched, 1u);
+  DeviceAtomic<std::uint32_t>(p->pdc->queue_blocks[q]).fetch_sub(blocks, mo::relaxed);
+  DeviceAtomic<std::uint32_t>(p->pdc->active_warps).fetch_sub(blocks * p->warps_per_block, mo::relaxed);
+  raise_error(p->graph.state->error, ErrorCode::launch_failed, q, p->pending_limit, std::uint64_t(err));
+  p->graph.controller().set_status(RunStatus::failed);
+}
+
+// Spin mode, controller thread q: plans queue q and launches its workers with CDP2.
+template <class Graph>
+__device__ void pdc_plan_and_launch(const PdcParams* p, PdcShared& sh, std::uint32_t q, bool active_queue) {
+  const std::uint32_t blocks = pdc_plan<Graph>(p, sh, q, active_queue);
+  if (blocks == 0) return;
+  pdc_worker<Graph><<<blocks, p->layout.block_threads, p->shared, cudaStreamFireAndForget>>>(p, q);
+  pdc_launched(p, sh, q, blocks, cudaGetLastError());
+}
+
+// Wave mode, controller thread q: sizes queue q's worker node for this wave, or disables it
+// (a node keeps what the last wave set).
+__device__ inline cudaError_t pdc_set_worker_node(cudaGraphDeviceNode_t node, std::uint32_t blocks) {
+  if (blocks == 0) return cudaGraphKernelNodeSetEnabled(node, false);
+  const cudaError_t err = cudaGraphKernelNodeSetGridDim(node, dim3(blocks));
+  return err != cudaSuccess ? err : cudaGraphKernelNodeSetEnabled(node, true);
 }
 
 // Spin mode: one persistent controller block.
@@ -191,8 +219,8 @@ __global__ void pdc_spin_controller(const PdcParams* __restrict__ p) {
   }
 }
 
-// Wave mode: one controller grid per wave; it starts after the previous wave's controller and
-// all its workers ended, so nothing runs while thread 0 advances the phase.
+// Wave mode: the controller node of the wave graph. It starts after the previous wave's graph,
+// workers included, completed, so nothing runs while thread 0 advances the phase.
 template <class Graph>
 __global__ void pdc_wave_controller(const PdcParams* __restrict__ p) {
   __shared__ PdcShared sh;
@@ -209,16 +237,20 @@ __global__ void pdc_wave_controller(const PdcParams* __restrict__ p) {
     sh.launched = 0;
   }
   __syncthreads();
-  if (sh.stop) {
-    if (threadIdx.x == 0) store_release(p->pdc->done, 1u);
-    return;
+  // Every worker node is set, disabled ones included: on the last wave all of them are.
+  const std::uint32_t blocks = sh.stop ? 0u : pdc_plan<Graph>(p, sh, q, active_queue);
+  if (active_queue) {
+    const cudaError_t err = pdc_set_worker_node(p->worker_nodes[q], blocks);
+    if (blocks > 0 || err != cudaSuccess) pdc_launched(p, sh, q, blocks, err);
   }
-  pdc_plan_and_launch<Graph>(p, sh, q, active_queue);
   __syncthreads();
   if (threadIdx.x != 0) return;
+  if (sh.stop || !pc.running()) {  // ended, or a node update failed
+    store_release(p->pdc->done, 1u);
+    return;
+  }
   if (sh.launched == 0) __nanosleep(2000);  // nothing to launch now (e.g. the host may still add work)
-  pdc_wave_controller<Graph><<<1, blockDim.x, 0, cudaStreamTailLaunch>>>(p);
-  const cudaError_t err = cudaGetLastError();
+  const cudaError_t err = cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch);
   if (err != cudaSuccess) {
     raise_error(p->graph.state->error, ErrorCode::launch_failed, max_queues, p->pending_limit, std::uint64_t(err));
     pc.set_status(RunStatus::failed);
@@ -262,6 +294,81 @@ ResidentBlocks plan_device_controller([[maybe_unused]] const PhaseTable& table, 
 #endif
 }
 
+#if defined(__CUDACC_RDC__)
+namespace detail {
+
+// The wave mode's device graph: the controller node, then one worker node per queue, which the
+// controller sizes or disables every wave (device-updatable nodes). Built, instantiated for
+// device launch and uploaded once per runtime (DeviceRuntime::kept); the nodes' kernel
+// arguments point at `params` and `state`, which every run refills.
+template <class Graph>
+class PdcWaveGraph {
+ public:
+  PdcWaveGraph(std::uint32_t queues, unsigned controller_threads, const BlockLayout& layout, unsigned shared,
+               cudaStream_t stream)
+      : params_(1, false), state_(1, false) {
+    APIARY_CUDA_CHECK(cudaGraphCreate(&graph_, 0));
+    const PdcParams* p = params_.get();
+    void* controller_args[] = {&p};
+    const cudaGraphNode_t controller =
+        add_node(reinterpret_cast<void*>(pdc_wave_controller<Graph>), controller_threads, 0, controller_args, nullptr);
+    for (std::uint32_t q = 0; q < queues; ++q) {
+      std::uint32_t queue = q;
+      void* worker_args[] = {&p, &queue};
+      const cudaGraphNode_t node =
+          add_node(reinterpret_cast<void*>(pdc_worker<Graph>), layout.block_threads, shared, worker_args, &controller);
+      nodes_[q] = device_updatable(node);
+    }
+    APIARY_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, cudaGraphInstantiateFlagDeviceLaunch));
+    // The controller updates nodes of its own graph from the device: upload before launching.
+    APIARY_CUDA_CHECK(cudaGraphUpload(exec_, stream));
+  }
+  PdcWaveGraph(const PdcWaveGraph&) = delete;
+  PdcWaveGraph& operator=(const PdcWaveGraph&) = delete;
+  ~PdcWaveGraph() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (graph_) cudaGraphDestroy(graph_);
+  }
+
+  PdcParams* params() const { return params_.get(); }
+  PdcState* state() const { return state_.get(); }
+  cudaGraphDeviceNode_t node(std::uint32_t q) const { return nodes_[q]; }
+  cudaGraphExec_t exec() const { return exec_; }
+
+ private:
+  cudaGraphNode_t add_node(void* kernel, unsigned threads, unsigned shared, void** args, const cudaGraphNode_t* after) {
+    cudaKernelNodeParams kp{};
+    kp.func = kernel;
+    kp.gridDim = dim3(1);
+    kp.blockDim = dim3(threads);
+    kp.sharedMemBytes = shared;
+    kp.kernelParams = args;
+    cudaGraphNode_t node = nullptr;
+    APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&node, graph_, after, after ? 1 : 0, &kp));
+    return node;
+  }
+  static cudaGraphDeviceNode_t device_updatable(cudaGraphNode_t node) {
+    cudaKernelNodeAttrValue value{};
+    value.deviceUpdatableKernelNode.deviceUpdatable = 1;
+    APIARY_CUDA_CHECK(cudaGraphKernelNodeSetAttribute(node, cudaKernelNodeAttributeDeviceUpdatableKernelNode, &value));
+    if (value.deviceUpdatableKernelNode.devNode == nullptr)
+      APIARY_CUDA_CHECK(
+          cudaGraphKernelNodeGetAttribute(node, cudaKernelNodeAttributeDeviceUpdatableKernelNode, &value));
+    if (value.deviceUpdatableKernelNode.devNode == nullptr)
+      throw CudaError("device_controller_wave: CUDA returned no device handle for a device-updatable worker node");
+    return value.deviceUpdatableKernelNode.devNode;
+  }
+
+  DeviceBuffer<PdcParams> params_;
+  DeviceBuffer<PdcState> state_;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  cudaGraphDeviceNode_t nodes_[max_queues] = {};
+};
+
+}  // namespace detail
+#endif  // __CUDACC_RDC__
+
 // Runs the seeded graph with the device controller until it finishes, stops or fails.
 template <class Graph>
 void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unused]] PdcMode mode) {
@@ -283,34 +390,49 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   params.pending_limit = config.device_controller.pending_launches;
   APIARY_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, config.device_controller.pending_launches));
 
-  DeviceBuffer<PdcState> pdc_state(1, false);
-  DeviceBuffer<PdcParams> device_params(1, false);
-  params.pdc = pdc_state.get();
+  // Spin: a controller kernel; wave: the kept device graph (its nodes point at its buffers).
+  DeviceBuffer<PdcState> spin_state;
+  DeviceBuffer<PdcParams> spin_params;
+  detail::PdcWaveGraph<Graph>* wave = nullptr;
+  if (mode == PdcMode::wave) {
+    wave = &runtime.kept<detail::PdcWaveGraph<Graph>>([&] {
+      return std::make_shared<detail::PdcWaveGraph<Graph>>(table.num_queues(), controller_threads, plan.layout,
+                                                           plan.shared, runtime.stream());
+    });
+    for (std::uint32_t q = 0; q < table.num_queues(); ++q) params.worker_nodes[q] = wave->node(q);
+  } else {
+    spin_state = DeviceBuffer<PdcState>(1, false);
+    spin_params = DeviceBuffer<PdcParams>(1, false);
+  }
+  PdcState* const state = wave ? wave->state() : spin_state.get();
+  PdcParams* const device_params = wave ? wave->params() : spin_params.get();
+  params.pdc = state;
   params.graph = runtime.begin_run();
-  APIARY_CUDA_CHECK(cudaMemsetAsync(pdc_state.get(), 0, sizeof(PdcState), runtime.stream()));
-  APIARY_CUDA_CHECK(cudaMemcpyAsync(device_params.get(), &params, sizeof(PdcParams), cudaMemcpyHostToDevice,
-                                    runtime.stream()));
+  APIARY_CUDA_CHECK(cudaMemsetAsync(state, 0, sizeof(PdcState), runtime.stream()));
+  APIARY_CUDA_CHECK(
+      cudaMemcpyAsync(device_params, &params, sizeof(PdcParams), cudaMemcpyHostToDevice, runtime.stream()));
   runtime.note_launch(name, params.max_blocks, params.layout.block_threads, plan.shared);
-  if (mode == PdcMode::spin)
-    detail::pdc_spin_controller<Graph><<<1, controller_threads, 0, runtime.stream()>>>(device_params.get());
+  if (wave)
+    APIARY_CUDA_CHECK(cudaGraphLaunch(wave->exec(), runtime.stream()));
   else
-    detail::pdc_wave_controller<Graph><<<1, controller_threads, 0, runtime.stream()>>>(device_params.get());
+    detail::pdc_spin_controller<Graph><<<1, controller_threads, 0, runtime.stream()>>>(device_params);
   APIARY_CUDA_CHECK(cudaGetLastError());
-  detail::pdc_wait_done<><<<1, 1, 0, runtime.stream()>>>(pdc_state.get());
+  detail::pdc_wait_done<><<<1, 1, 0, runtime.stream()>>>(state);
   APIARY_CUDA_CHECK(cudaGetLastError());
   runtime.supervise();
   if (cudaStreamQuery(runtime.stream()) != cudaSuccess) {
     // The kernels did not return (finish_run reports it): leave their memory allocated.
-    (void)new DeviceBuffer<PdcState>(std::move(pdc_state));
-    (void)new DeviceBuffer<PdcParams>(std::move(device_params));
+    (void)new DeviceBuffer<PdcState>(std::move(spin_state));
+    (void)new DeviceBuffer<PdcParams>(std::move(spin_params));
     return;
   }
   PdcState stats{};
-  APIARY_CUDA_CHECK(cudaMemcpy(&stats, pdc_state.get(), sizeof(PdcState), cudaMemcpyDeviceToHost));
+  APIARY_CUDA_CHECK(cudaMemcpy(&stats, state, sizeof(PdcState), cudaMemcpyDeviceToHost));
   runtime.note_rounds(stats.iterations, stats.launches);
-  runtime.note_launch(std::string(name) + " (" + std::to_string(params.max_warps) + " max warps, pending-launch pool " +
-                          std::to_string(params.pending_limit) + ", stream end " +
-                          (stats.waiter_polls == 0 ? "covered" : "did not cover") + " the controller's launches)",
+  const std::string how = wave ? "device graph relaunching itself" : "pending-launch pool " + std::to_string(params.pending_limit);
+  runtime.note_launch(std::string(name) + " (" + std::to_string(params.max_warps) + " max warps, " + how +
+                          ", stream end " + (stats.waiter_polls == 0 ? "covered" : "did not cover") +
+                          " the controller's launches)",
                       params.max_blocks, params.layout.block_threads, plan.shared);
 #endif
 }
