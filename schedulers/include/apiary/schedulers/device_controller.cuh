@@ -113,7 +113,9 @@ __device__ inline bool pdc_idle_step(const PdcParams* p) {
 
 // Controller thread q (all threads of the controller block call it; phase and stop are set):
 // how many worker blocks queue q gets now (0: none). Their warps are reserved on return.
-template <class Graph>
+// `Wave`: no worker runs (the wave graph starts after the last one's workers ended), so the
+// running blocks and active warps are zero without reading them.
+template <class Graph, bool Wave>
 __device__ std::uint32_t pdc_plan(const PdcParams* p, PdcShared& sh, std::uint32_t q, bool active_queue) {
   const DeviceGraph& g = p->graph;
   std::uint64_t wanted = 0;
@@ -124,7 +126,7 @@ __device__ std::uint32_t pdc_plan(const PdcParams* p, PdcShared& sh, std::uint32
     if (available > 0) {
       // Blocks this queue's tasks can use (as in the timesliced scheduler), less those running.
       const std::uint64_t blocks = (std::uint64_t(available) + slots - 1) / slots;
-      const std::uint64_t running = load_acquire(p->pdc->queue_blocks[q]);
+      const std::uint64_t running = Wave ? 0 : load_acquire(p->pdc->queue_blocks[q]);
       const std::uint64_t target = blocks < p->max_blocks ? blocks : p->max_blocks;
       wanted = target > running ? target - running : 0;
       // A launch "fills whole blocks" when the tasks not covered by running blocks fill one.
@@ -138,7 +140,7 @@ __device__ std::uint32_t pdc_plan(const PdcParams* p, PdcShared& sh, std::uint32
   if (partial && sh.any_full) return 0;  // prefer launches that fill whole blocks
   // Oversubscription bound: reserve the warps first so the counter never undercounts.
   DeviceAtomic<std::uint32_t> active(p->pdc->active_warps);
-  const std::uint32_t seen = active.load(mo::relaxed);
+  const std::uint32_t seen = Wave ? 0u : active.load(mo::relaxed);
   if (seen >= p->max_warps) return 0;
   const std::uint64_t budget = (p->max_warps - seen + p->warps_per_block - 1) / p->warps_per_block;
   const auto blocks = static_cast<std::uint32_t>(wanted < budget ? wanted : budget);
@@ -166,7 +168,7 @@ __device__ inline void pdc_launched(const PdcParams* p, PdcShared& sh, std::uint
 // Spin mode, controller thread q: plans queue q and launches its workers with CDP2.
 template <class Graph>
 __device__ void pdc_plan_and_launch(const PdcParams* p, PdcShared& sh, std::uint32_t q, bool active_queue) {
-  const std::uint32_t blocks = pdc_plan<Graph>(p, sh, q, active_queue);
+  const std::uint32_t blocks = pdc_plan<Graph, false>(p, sh, q, active_queue);
   if (blocks == 0) return;
   pdc_worker<Graph><<<blocks, p->layout.block_threads, p->shared, cudaStreamFireAndForget>>>(p, q);
   pdc_launched(p, sh, q, blocks, cudaGetLastError());
@@ -230,7 +232,7 @@ __global__ void pdc_wave_controller(const PdcParams* __restrict__ p) {
   if (threadIdx.x == 0) {
     DeviceAtomic<std::uint64_t>(p->pdc->iterations).fetch_add(1, mo::relaxed);
     pdc_drain_host_input(p->graph);
-    bool go = pc.running() && pdc_idle_step(p);
+    const bool go = pdc_idle_step(p);  // which starts with pc.running()
     sh.stop = go ? 0u : 1u;
     sh.phase = pc.current().phase;
     sh.any_full = 0;
@@ -238,7 +240,7 @@ __global__ void pdc_wave_controller(const PdcParams* __restrict__ p) {
   }
   __syncthreads();
   // Every worker node is set, disabled ones included: on the last wave all of them are.
-  const std::uint32_t blocks = sh.stop ? 0u : pdc_plan<Graph>(p, sh, q, active_queue);
+  const std::uint32_t blocks = sh.stop ? 0u : pdc_plan<Graph, true>(p, sh, q, active_queue);
   if (active_queue) {
     const cudaError_t err = pdc_set_worker_node(p->worker_nodes[q], blocks);
     if (blocks > 0 || err != cudaSuccess) pdc_launched(p, sh, q, blocks, err);
