@@ -133,6 +133,8 @@ def baselines(records):
         b["graph_while_iterations"] = r["config"]["iterations"]
     for r in measured(records, "host_round_trip"):
         b["round_trip_" + ("tsk_round" if r["config"]["shape"] == "tsk_round" else r["config"]["wait"])] = r["ns_per_task"]
+    for r in measured(records, "device_graph_relaunch"):
+        b["device_graph_" + r["config"]["shape"].replace(" ", "_")] = r["ns_per_task"]
     for r in measured(records, "plain_kernel"):
         if r["config"]["worker_size"] == 32:
             b["plain32_tps"] = r["tasks_per_second"]
@@ -209,7 +211,9 @@ def device_section(device, records):
                        f"{fmt(b['graph_while_ns'], 0)} |")
         for key, name in (("round_trip_event", "host round trip: launch an empty kernel, spin on its event"),
                           ("round_trip_mapped", "host round trip: launch an empty kernel, spin on a mapped word it writes"),
-                          ("round_trip_tsk_round", "the timesliced round's launch shape with empty kernels")):
+                          ("round_trip_tsk_round", "the timesliced round's launch shape with empty kernels"),
+                          ("device_graph_one_node", "a one-node device graph launching itself again from the device"),
+                          ("device_graph_pdc_wave", "the PDC wave's graph shape with empty kernels (controller, worker node set from the device)")):
             if key in b:
                 out.append(f"| {name} | {fmt(b[key], 0)} |")
         out.append("")
