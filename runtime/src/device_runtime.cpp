@@ -245,6 +245,19 @@ DeviceGraph DeviceRuntime::begin_run() {
     throw Error("a previous run of this runtime failed and left its device structures inconsistent; "
                 "create a new Runtime to run again");
   reset_run_state();
+  const DeviceGraph g = view();
+  if (g.mailbox != nullptr) {
+    std::uint32_t open = 1;
+    to_device(&b.state.get()->host_open, &open);
+  }
+  watchdog_fired_ = false;
+  rounds_ = launches_ = 0;
+  APIARY_CUDA_CHECK(cudaEventRecord(start_, stream_));
+  return g;
+}
+
+DeviceGraph DeviceRuntime::view() const {
+  const Buffers& b = *buffers_;
   DeviceGraph g{};
   for (std::uint32_t q = 0; q < table_.num_queues(); ++q) {
     const QueueLayout& layout = table_.queues()[q];
@@ -274,14 +287,7 @@ DeviceGraph DeviceRuntime::begin_run() {
                           config_.trace_event_capacity};
   }
   g.user_data = user_data_;
-  if (input_ && input_->open) {
-    g.mailbox = input_->device_mailbox;
-    std::uint32_t open = 1;
-    to_device(&b.state.get()->host_open, &open);
-  }
-  watchdog_fired_ = false;
-  rounds_ = launches_ = 0;
-  APIARY_CUDA_CHECK(cudaEventRecord(start_, stream_));
+  if (input_ && input_->open) g.mailbox = input_->device_mailbox;
   return g;
 }
 

@@ -69,6 +69,9 @@ class DeviceRuntime {
   // scheduler launches its kernels on stream() and calls supervise(), which returns when
   // the work ended or the watchdog stopped it; then finish_run() builds the report.
   DeviceGraph begin_run();
+  // What begin_run() returns, without starting a run (no reset, no clock): a scheduler builds
+  // what it keeps between runs from it before the run's clock starts.
+  DeviceGraph view() const;
   void note_launch(const std::string& scheduler, unsigned grid, unsigned block, unsigned shared);
   // Persistent schedulers: waits for the run's work on stream() while the watchdog watches.
   void supervise();

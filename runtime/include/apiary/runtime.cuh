@@ -127,8 +127,8 @@ class Runtime {
     switch (scheduler) {
       case Scheduler::megakernel: return plan_megakernel<Graph>(table, config, device);
       case Scheduler::timesliced: return plan_timesliced<Graph>(table, config, device);
-      case Scheduler::device_controller:
-      case Scheduler::device_controller_wave: return plan_device_controller<Graph>(table, config, device);
+      case Scheduler::device_controller: return plan_device_controller<Graph>(table, config, device, PdcMode::spin);
+      case Scheduler::device_controller_wave: return plan_device_controller<Graph>(table, config, device, PdcMode::wave);
       default: throw InputError("scheduler", std::string(to_string(scheduler)) + " is not part of this build yet");
     }
   }

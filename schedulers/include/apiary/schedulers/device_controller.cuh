@@ -37,6 +37,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 
@@ -77,16 +79,31 @@ inline constexpr const char* pdc_needs_rdc =
 
 #if defined(__CUDACC_RDC__)
 
-// A worker kernel: its blocks drain queue q in batches, then leave the active-warp counter.
+// A worker's blocks drain queue q in batches, then leave the active-warp counter.
 template <class Graph>
-__global__ void pdc_worker(const PdcParams* __restrict__ p, std::uint32_t q) {
-  drain_queue<Graph>(p->graph, p->layout, q);
+__device__ void pdc_drain_and_leave(const PdcParams& p, std::uint32_t q) {
+  drain_queue<Graph>(p.graph, p.layout, q);
   if (threadIdx.x == 0) {
     // Every batch of this block was reported finished before: a controller that sees the
     // counter at zero sees their pending counts too.
-    DeviceAtomic<std::uint32_t>(p->pdc->queue_blocks[q]).fetch_sub(1, mo::release);
-    DeviceAtomic<std::uint32_t>(p->pdc->active_warps).fetch_sub(p->warps_per_block, mo::release);
+    DeviceAtomic<std::uint32_t>(p.pdc->queue_blocks[q]).fetch_sub(1, mo::release);
+    DeviceAtomic<std::uint32_t>(p.pdc->active_warps).fetch_sub(p.warps_per_block, mo::release);
   }
+}
+
+// Spin mode's worker kernel, launched with CDP2: a pointer to the parameters (a device-side
+// launch copies its arguments into the pending-launch buffer).
+template <class Graph>
+__global__ void pdc_worker(const PdcParams* __restrict__ p, std::uint32_t q) {
+  pdc_drain_and_leave<Graph>(*p, q);
+}
+
+// Wave mode's worker node: the parameters by value, in the constant bank, as the timesliced
+// scheduler's kernels take theirs (the graph node holds them; PdcWaveGraph refreshes them
+// when a run's differ).
+template <class Graph>
+__global__ void pdc_wave_worker(const __grid_constant__ PdcParams p, std::uint32_t q) {
+  pdc_drain_and_leave<Graph>(p, q);
 }
 
 struct PdcShared {
@@ -288,11 +305,13 @@ inline std::uint32_t pdc_max_warps(const DeviceInfo& device, double factor, std:
 template <class Graph>
 ResidentBlocks plan_device_controller([[maybe_unused]] const PhaseTable& table, [[maybe_unused]] const Config& config,
                                       [[maybe_unused]] const DeviceInfo& device,
-                                      [[maybe_unused]] const char* scheduler = "device_controller") {
+                                      [[maybe_unused]] PdcMode mode = PdcMode::spin) {
 #if !defined(__CUDACC_RDC__)
   throw InputError("scheduler", detail::pdc_needs_rdc);
 #else
-  return plan_resident_blocks(detail::pdc_worker<Graph>, table, config, device, scheduler);
+  if (mode == PdcMode::wave)
+    return plan_resident_blocks(detail::pdc_wave_worker<Graph>, table, config, device, "device_controller_wave");
+  return plan_resident_blocks(detail::pdc_worker<Graph>, table, config, device, "device_controller");
 #endif
 }
 
@@ -306,22 +325,25 @@ namespace detail {
 template <class Graph>
 class PdcWaveGraph {
  public:
-  PdcWaveGraph(std::uint32_t queues, unsigned controller_threads, const BlockLayout& layout, unsigned shared,
-               cudaStream_t stream)
-      : params_(1, false), state_(1, false) {
+  // `params`: the first run's, without the node handles (set here).
+  PdcWaveGraph(std::uint32_t queues, unsigned controller_threads, const PdcParams& params, cudaStream_t stream)
+      : queues_(queues), params_(1, false), state_(1, false), last_(params) {
     APIARY_CUDA_CHECK(cudaGraphCreate(&graph_, 0));
     const PdcParams* p = params_.get();
     void* controller_args[] = {&p};
     const cudaGraphNode_t controller =
         add_node(reinterpret_cast<void*>(pdc_wave_controller<Graph>), controller_threads, 0, controller_args, nullptr);
+    last_.pdc = state_.get();
     for (std::uint32_t q = 0; q < queues; ++q) {
+      // Placeholder arguments: the handles are known only once every node is device-updatable.
       std::uint32_t queue = q;
-      void* worker_args[] = {&p, &queue};
-      const cudaGraphNode_t node =
-          add_node(reinterpret_cast<void*>(pdc_worker<Graph>), layout.block_threads, shared, worker_args, &controller);
-      nodes_[q] = device_updatable(node);
+      void* worker_args[] = {&last_, &queue};
+      workers_[q] = add_node(reinterpret_cast<void*>(pdc_wave_worker<Graph>), params.layout.block_threads,
+                             params.shared, worker_args, &controller);
+      last_.worker_nodes[q] = device_updatable(workers_[q]);
     }
     APIARY_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, cudaGraphInstantiateFlagDeviceLaunch));
+    set_worker_arguments();
     // The controller updates nodes of its own graph from the device: upload before launching.
     APIARY_CUDA_CHECK(cudaGraphUpload(exec_, stream));
   }
@@ -332,9 +354,19 @@ class PdcWaveGraph {
     if (graph_) cudaGraphDestroy(graph_);
   }
 
-  PdcParams* params() const { return params_.get(); }
+  // This run's parameters (pdc and worker_nodes are filled in): into the controller's buffer on
+  // `stream`, and into the worker nodes' arguments where they differ from the last run's (the
+  // runtime's buffers stay; what may change is, e.g., the host mailbox or the user data).
+  void set_params(PdcParams params, cudaStream_t stream) {
+    params.pdc = state_.get();
+    std::copy(std::begin(last_.worker_nodes), std::end(last_.worker_nodes), std::begin(params.worker_nodes));
+    APIARY_CUDA_CHECK(cudaMemcpyAsync(params_.get(), &params, sizeof(PdcParams), cudaMemcpyHostToDevice, stream));
+    if (std::memcmp(&params, &last_, sizeof(PdcParams)) == 0) return;
+    last_ = params;
+    set_worker_arguments();
+    APIARY_CUDA_CHECK(cudaGraphUpload(exec_, stream));  // host updates of device-updatable nodes
+  }
   PdcState* state() const { return state_.get(); }
-  cudaGraphDeviceNode_t node(std::uint32_t q) const { return nodes_[q]; }
   cudaGraphExec_t exec() const { return exec_; }
 
  private:
@@ -349,6 +381,20 @@ class PdcWaveGraph {
     APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&node, graph_, after, after ? 1 : 0, &kp));
     return node;
   }
+  // Every worker node's arguments: last_ by value, and its queue.
+  void set_worker_arguments() {
+    for (std::uint32_t q = 0; q < queues_; ++q) {
+      std::uint32_t queue = q;
+      void* args[] = {&last_, &queue};
+      cudaKernelNodeParams kp{};
+      kp.func = reinterpret_cast<void*>(pdc_wave_worker<Graph>);
+      kp.gridDim = dim3(1);
+      kp.blockDim = dim3(last_.layout.block_threads);
+      kp.sharedMemBytes = last_.shared;
+      kp.kernelParams = args;
+      APIARY_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec_, workers_[q], &kp));
+    }
+  }
   static cudaGraphDeviceNode_t device_updatable(cudaGraphNode_t node) {
     cudaKernelNodeAttrValue value{};
     value.deviceUpdatableKernelNode.deviceUpdatable = 1;
@@ -361,11 +407,13 @@ class PdcWaveGraph {
     return value.deviceUpdatableKernelNode.devNode;
   }
 
-  DeviceBuffer<PdcParams> params_;
+  std::uint32_t queues_;
+  DeviceBuffer<PdcParams> params_;  // the controller's (by pointer: it is one thread block)
   DeviceBuffer<PdcState> state_;
+  PdcParams last_;                  // what the worker nodes hold
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
-  cudaGraphDeviceNode_t nodes_[max_queues] = {};
+  cudaGraphNode_t workers_[max_queues] = {};
 };
 
 }  // namespace detail
@@ -380,7 +428,7 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   const Config& config = runtime.config();
   const PhaseTable& table = runtime.table();
   const char* name = mode == PdcMode::spin ? "device_controller" : "device_controller_wave";
-  const ResidentBlocks plan = plan_device_controller<Graph>(table, config, runtime.device(), name);
+  const ResidentBlocks plan = plan_device_controller<Graph>(table, config, runtime.device(), mode);
   PdcParams params{};
   params.layout = plan.layout;
   const DeviceInfo& device = runtime.device();
@@ -396,28 +444,33 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   DeviceBuffer<PdcState> spin_state;
   DeviceBuffer<PdcParams> spin_params;
   detail::PdcWaveGraph<Graph>* wave = nullptr;
-  if (mode == PdcMode::wave) {
-    wave = &runtime.kept<detail::PdcWaveGraph<Graph>>([&] {
-      return std::make_shared<detail::PdcWaveGraph<Graph>>(table.num_queues(), controller_threads, plan.layout,
-                                                           plan.shared, runtime.stream());
-    });
-    for (std::uint32_t q = 0; q < table.num_queues(); ++q) params.worker_nodes[q] = wave->node(q);
-  } else {
+  if (mode == PdcMode::spin) {
     spin_state = DeviceBuffer<PdcState>(1, false);
     spin_params = DeviceBuffer<PdcParams>(1, false);
   }
-  PdcState* const state = wave ? wave->state() : spin_state.get();
-  PdcParams* const device_params = wave ? wave->params() : spin_params.get();
-  params.pdc = state;
+  if (mode == PdcMode::wave) {
+    // Built before the run's clock starts, from the view the run will have.
+    params.graph = runtime.view();
+    wave = &runtime.kept<detail::PdcWaveGraph<Graph>>([&] {
+      return std::make_shared<detail::PdcWaveGraph<Graph>>(table.num_queues(), controller_threads, params,
+                                                           runtime.stream());
+    });
+  }
   params.graph = runtime.begin_run();
+  if (wave) {
+    wave->set_params(params, runtime.stream());
+  } else {
+    params.pdc = spin_state.get();
+    APIARY_CUDA_CHECK(
+        cudaMemcpyAsync(spin_params.get(), &params, sizeof(PdcParams), cudaMemcpyHostToDevice, runtime.stream()));
+  }
+  PdcState* const state = wave ? wave->state() : spin_state.get();
   APIARY_CUDA_CHECK(cudaMemsetAsync(state, 0, sizeof(PdcState), runtime.stream()));
-  APIARY_CUDA_CHECK(
-      cudaMemcpyAsync(device_params, &params, sizeof(PdcParams), cudaMemcpyHostToDevice, runtime.stream()));
   runtime.note_launch(name, params.max_blocks, params.layout.block_threads, plan.shared);
   if (wave)
     APIARY_CUDA_CHECK(cudaGraphLaunch(wave->exec(), runtime.stream()));
   else
-    detail::pdc_spin_controller<Graph><<<1, controller_threads, 0, runtime.stream()>>>(device_params);
+    detail::pdc_spin_controller<Graph><<<1, controller_threads, 0, runtime.stream()>>>(spin_params.get());
   APIARY_CUDA_CHECK(cudaGetLastError());
   detail::pdc_wait_done<><<<1, 1, 0, runtime.stream()>>>(state);
   APIARY_CUDA_CHECK(cudaGetLastError());
