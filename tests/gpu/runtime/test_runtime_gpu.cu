@@ -256,6 +256,50 @@ TEST_CASE("a runtime that runs again with new work gives exact results every run
   }
 }
 
+// The user data may change between runs of one Runtime: the PDC wave's kept graph then
+// refreshes its worker nodes' arguments (they hold the device view by value).
+struct UserSum {
+  std::uint32_t value;
+  std::uint32_t* sum;
+};
+struct AddUserValue {
+  struct Item {
+    std::uint32_t index;
+  };
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "AddUserValue";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item&, Ctx& ctx) const {
+    const UserSum& u = *ctx.template user_data<UserSum>();
+    atomicAdd(u.sum, u.value);
+  }
+};
+using UserDataGraph = PhaseQueue<Phaseless<AddUserValue>>;
+
+TEST_CASE("each run of a runtime reads the user data set for it", "[gpu][user_data]") {
+  const Scheduler scheduler = each_scheduler();
+  constexpr std::uint32_t runs = 3, n = 5000;
+  DeviceBuffer<std::uint32_t> sums(runs);
+  DeviceBuffer<UserSum> user(runs);
+  std::vector<UserSum> host(runs);
+  for (std::uint32_t r = 0; r < runs; ++r) host[r] = UserSum{r + 1, sums.get() + r};
+  upload(user, host);
+  Runtime<UserDataGraph> rt{Config{}};
+  std::vector<AddUserValue::Item> items(n);
+  for (std::uint32_t i = 0; i < n; ++i) items[i].index = i;
+  for (std::uint32_t r = 0; r < runs; ++r) {
+    rt.set_user_data(user.get() + r);
+    rt.seed<AddUserValue>(items);
+    const Report report = rt.run(scheduler);
+    INFO("run " << r << "\n" << report.format());
+    REQUIRE(report.executed("AddUserValue") == n);
+    std::vector<std::uint32_t> want(runs, 0);
+    for (std::uint32_t k = 0; k <= r; ++k) want[k] = n * (k + 1);
+    REQUIRE(download(sums) == want);
+  }
+}
+
 // ---- dependencies: resolutions before and after the spawn ------------------------------
 
 struct DepJob {

@@ -17,8 +17,8 @@
 //         disables it) from the device and tail-launches the graph itself; the tail launch
 //         starts after this graph, its workers included, completed, so the next controller
 //         finds nothing running: it advances the phase or ends the run and plans the next wave.
-//         (A CDP2 kernel that tail-launched itself cost ~31 us per wave on an H100, the graph's
-//         self-relaunch a few us: docs/schedulers.md.)
+//         (As a CDP2 kernel that tail-launched itself a wave took ~30 us on an H100, as this
+//         graph ~19 us; the graph's own relaunch is ~4 us: docs/benchmarks.md.)
 //
 // Device-side launches need relocatable device code and the device runtime library: build the
 // target with apiary_enable_device_controller(target) (cmake/ApiaryDeviceController.cmake).
