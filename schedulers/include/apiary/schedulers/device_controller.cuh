@@ -320,8 +320,9 @@ namespace detail {
 
 // The wave mode's device graph: the controller node, then one worker node per queue, which the
 // controller sizes or disables every wave (device-updatable nodes). Built, instantiated for
-// device launch and uploaded once per runtime (DeviceRuntime::kept); the nodes' kernel
-// arguments point at `params` and `state`, which every run refills.
+// device launch and uploaded once per runtime (DeviceRuntime::kept). The controller reads its
+// parameters through a pointer into `params_`, which every run refills; the worker nodes hold
+// theirs by value and are updated only when a run's differ (set_params).
 template <class Graph>
 class PdcWaveGraph {
  public:
