@@ -79,11 +79,14 @@ inline constexpr const char* pdc_needs_rdc =
 
 #if defined(__CUDACC_RDC__)
 
-// A worker's blocks drain queue q in batches, then leave the active-warp counter.
-template <class Graph>
+// A worker's blocks drain queue q in batches, then leave the active-warp counter. `Counted`:
+// spin mode only; a wave's controller starts after every worker of the last wave ended (the
+// graph completed), so it needs no count of them, and the block exits without two release
+// atomics on the wave's critical path.
+template <class Graph, bool Counted>
 __device__ void pdc_drain_and_leave(const PdcParams& p, std::uint32_t q) {
   drain_queue<Graph>(p.graph, p.layout, q);
-  if (threadIdx.x == 0) {
+  if (Counted && threadIdx.x == 0) {
     // Every batch of this block was reported finished before: a controller that sees the
     // counter at zero sees their pending counts too.
     DeviceAtomic<std::uint32_t>(p.pdc->queue_blocks[q]).fetch_sub(1, mo::release);
@@ -95,7 +98,7 @@ __device__ void pdc_drain_and_leave(const PdcParams& p, std::uint32_t q) {
 // launch copies its arguments into the pending-launch buffer).
 template <class Graph>
 __global__ void pdc_worker(const PdcParams* __restrict__ p, std::uint32_t q) {
-  pdc_drain_and_leave<Graph>(*p, q);
+  pdc_drain_and_leave<Graph, true>(*p, q);
 }
 
 // Wave mode's worker node: the parameters by value, in the constant bank, as the timesliced
@@ -103,7 +106,7 @@ __global__ void pdc_worker(const PdcParams* __restrict__ p, std::uint32_t q) {
 // when a run's differ).
 template <class Graph>
 __global__ void pdc_wave_worker(const __grid_constant__ PdcParams p, std::uint32_t q) {
-  pdc_drain_and_leave<Graph>(p, q);
+  pdc_drain_and_leave<Graph, false>(p, q);
 }
 
 struct PdcShared {
@@ -131,7 +134,7 @@ __device__ inline bool pdc_idle_step(const PdcParams* p) {
 // Controller thread q (all threads of the controller block call it; phase and stop are set):
 // how many worker blocks queue q gets now (0: none). Their warps are reserved on return.
 // `Wave`: no worker runs (the wave graph starts after the last one's workers ended), so the
-// running blocks and active warps are zero without reading them.
+// running blocks and active warps are zero without reading them, and nothing is reserved.
 template <class Graph, bool Wave>
 __device__ std::uint32_t pdc_plan(const PdcParams* p, PdcShared& sh, std::uint32_t q, bool active_queue) {
   const DeviceGraph& g = p->graph;
@@ -162,22 +165,26 @@ __device__ std::uint32_t pdc_plan(const PdcParams* p, PdcShared& sh, std::uint32
   const std::uint64_t budget = (p->max_warps - seen + p->warps_per_block - 1) / p->warps_per_block;
   const auto blocks = static_cast<std::uint32_t>(wanted < budget ? wanted : budget);
   if (blocks == 0) return 0;
-  active.fetch_add(blocks * p->warps_per_block, mo::relaxed);
-  DeviceAtomic<std::uint32_t>(p->pdc->queue_blocks[q]).fetch_add(blocks, mo::relaxed);
+  if (!Wave) {
+    active.fetch_add(blocks * p->warps_per_block, mo::relaxed);
+    DeviceAtomic<std::uint32_t>(p->pdc->queue_blocks[q]).fetch_add(blocks, mo::relaxed);
+  }
   return blocks;
 }
 
 // After `blocks` of queue q were launched (err == cudaSuccess) or not: counts the launch, or
-// gives the reservation back and ends the run with an error that names the queue.
+// gives the reservation back (spin) and ends the run with an error that names the queue.
 __device__ inline void pdc_launched(const PdcParams* p, PdcShared& sh, std::uint32_t q, std::uint32_t blocks,
-                                    cudaError_t err) {
+                                    cudaError_t err, bool reserved = true) {
   if (err == cudaSuccess) {
     DeviceAtomic<std::uint64_t>(p->pdc->launches).fetch_add(1, mo::relaxed);
     atomicAdd(&sh.launched, 1u);
     return;
   }
-  DeviceAtomic<std::uint32_t>(p->pdc->queue_blocks[q]).fetch_sub(blocks, mo::relaxed);
-  DeviceAtomic<std::uint32_t>(p->pdc->active_warps).fetch_sub(blocks * p->warps_per_block, mo::relaxed);
+  if (reserved) {
+    DeviceAtomic<std::uint32_t>(p->pdc->queue_blocks[q]).fetch_sub(blocks, mo::relaxed);
+    DeviceAtomic<std::uint32_t>(p->pdc->active_warps).fetch_sub(blocks * p->warps_per_block, mo::relaxed);
+  }
   raise_error(p->graph.state->error, ErrorCode::launch_failed, q, p->pending_limit, std::uint64_t(err));
   p->graph.controller().set_status(RunStatus::failed);
 }
@@ -260,7 +267,7 @@ __global__ void pdc_wave_controller(const PdcParams* __restrict__ p) {
   const std::uint32_t blocks = sh.stop ? 0u : pdc_plan<Graph, true>(p, sh, q, active_queue);
   if (active_queue) {
     const cudaError_t err = pdc_set_worker_node(p->worker_nodes[q], blocks);
-    if (blocks > 0 || err != cudaSuccess) pdc_launched(p, sh, q, blocks, err);
+    if (blocks > 0 || err != cudaSuccess) pdc_launched(p, sh, q, blocks, err, false);
   }
   __syncthreads();
   if (threadIdx.x != 0) return;
