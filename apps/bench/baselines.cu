@@ -14,9 +14,18 @@
 //   plain_kernel  one data-parallel kernel for all tasks (a worker of 1/32/256 threads per
 //                 item, each reading its item like the runtime's empty task): what the same
 //                 "tasks" cost with no scheduling at all.
+//   device_graph_relaunch  a device graph launching itself again from the device (device
+//                 graph launch, cudaStreamGraphTailLaunch), the mechanism under the device
+//                 controller's wave mode; ns per wave. shape=one node: one kernel node that
+//                 counts the wave and relaunches its graph; shape=pdc_wave: the wave graph's
+//                 shape with empty work (a controller node enables one of two device-updatable
+//                 worker nodes, its grid set from the device, disables the other and relaunches
+//                 the graph; the last controller disables both and ends). The device counts the
+//                 waves and the worker runs; both are checked.
 #include "bench.hpp"
 
 #include <apiary/cuda_check.hpp>
+#include <apiary/cuda_graph_nodes.hpp>
 #include <apiary/cuda_graph_while.hpp>
 
 #include <cuda_runtime.h>
@@ -329,5 +338,103 @@ Measurement measure_plain_kernel(std::uint32_t worker_size, std::uint64_t tasks,
   });
   return m;
 }
+
+#if defined(__CUDACC_RDC__)
+namespace {
+
+struct WaveState {
+  std::uint32_t waves;  // controller runs (shape one node: node runs)
+  std::uint32_t worker_runs;
+  std::uint32_t iterations;
+  cudaGraphDeviceNode_t workers[2];
+};
+
+__global__ void relaunch_one_node(WaveState* s) {
+  if (++s->waves < s->iterations) (void)cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch);
+}
+
+__global__ void wave_controller(WaveState* s) {
+  const std::uint32_t wave = s->waves++;
+  const bool go = wave < s->iterations;
+  for (std::uint32_t w = 0; w < 2; ++w) {
+    if (go && wave % 2 == w) {
+      (void)cudaGraphKernelNodeSetGridDim(s->workers[w], dim3(1));
+      (void)cudaGraphKernelNodeSetEnabled(s->workers[w], true);
+    } else {
+      (void)cudaGraphKernelNodeSetEnabled(s->workers[w], false);
+    }
+  }
+  if (go) (void)cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch);
+}
+
+__global__ void wave_worker(WaveState* s) {
+  if (threadIdx.x == 0) atomicAdd(&s->worker_runs, 1u);
+}
+
+}  // namespace
+
+Measurement measure_device_graph_relaunch(const char* shape, std::uint32_t iterations, int repeats) {
+  const std::string how(shape);
+  const bool wave = how == "pdc_wave";
+  WaveState* state = nullptr;
+  APIARY_CUDA_CHECK(cudaMalloc(&state, sizeof(WaveState)));
+  struct Free {
+    void* p;
+    ~Free() { cudaFree(p); }
+  } state_guard{state};
+  cudaGraph_t graph = nullptr;
+  APIARY_CUDA_CHECK(cudaGraphCreate(&graph, 0));
+  struct GraphGuard {
+    cudaGraph_t g;
+    ~GraphGuard() { cudaGraphDestroy(g); }
+  } graph_guard{graph};
+  void* args[] = {&state};
+  WaveState init{0, 0, iterations, {nullptr, nullptr}};
+  if (wave) {
+    const cudaGraphNode_t controller =
+        apiary::add_kernel_node(graph, reinterpret_cast<const void*>(wave_controller), 1, 0, args);
+    for (auto& w : init.workers)
+      w = apiary::make_device_updatable(
+          apiary::add_kernel_node(graph, reinterpret_cast<const void*>(wave_worker), 32, 0, args, &controller));
+  } else {
+    apiary::add_kernel_node(graph, reinterpret_cast<const void*>(relaunch_one_node), 1, 0, args);
+  }
+  cudaGraphExec_t exec = nullptr;
+  APIARY_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagDeviceLaunch));
+  struct ExecGuard {
+    cudaGraphExec_t e;
+    ~ExecGuard() { cudaGraphExecDestroy(e); }
+  } exec_guard{exec};
+  Stream stream;
+  Events events;
+  APIARY_CUDA_CHECK(cudaGraphUpload(exec, stream.s));
+
+  Measurement m;
+  m.benchmark = "device_graph_relaunch";
+  m.config = {Field::str("shape", how), Field::num("iterations", iterations)};
+  m.tasks = iterations;
+  m.baseline = "none";
+  const std::uint32_t want_waves = wave ? iterations + 1 : iterations, want_runs = wave ? iterations : 0;
+  for (int r = -1; r < repeats; ++r) {  // one warm-up
+    APIARY_CUDA_CHECK(cudaMemcpyAsync(state, &init, sizeof(init), cudaMemcpyHostToDevice, stream.s));
+    const double ms = events.time(stream.s, [&] { APIARY_CUDA_CHECK(cudaGraphLaunch(exec, stream.s)); });
+    WaveState seen{};
+    APIARY_CUDA_CHECK(cudaMemcpy(&seen, state, sizeof(seen), cudaMemcpyDeviceToHost));
+    if (seen.waves != want_waves || seen.worker_runs != want_runs)
+      throw Failure("device_graph_relaunch", how + ": " + std::to_string(seen.waves) + " waves and " +
+                                                 std::to_string(seen.worker_runs) + " worker runs, expected " +
+                                                 std::to_string(want_waves) + " and " + std::to_string(want_runs));
+    if (r >= 0) m.ms.push_back(ms);
+  }
+  return m;
+}
+
+#else
+
+Measurement measure_device_graph_relaunch(const char*, std::uint32_t, int) {
+  throw Failure("device_graph_relaunch", "needs relocatable device code (apiary_enable_device_controller)");
+}
+
+#endif
 
 }  // namespace apiary_bench

@@ -88,7 +88,7 @@ Measurement measure_graph_while(std::uint32_t iterations, int repeats);
 // wait: "event", "mapped" (one kernel per round trip) or "tsk_round" (the timesliced round's shape).
 Measurement measure_host_round_trips(const char* wait, std::uint32_t iterations, int repeats);
 Measurement measure_plain_kernel(std::uint32_t worker_size, std::uint64_t tasks, int repeats);
-// A device graph launching itself again from the device (device_graph_baseline.cu): shape
+// A device graph launching itself again from the device: shape
 // "one node", or "pdc_wave" (the device controller's wave graph with empty work).
 Measurement measure_device_graph_relaunch(const char* shape, std::uint32_t iterations, int repeats);
 

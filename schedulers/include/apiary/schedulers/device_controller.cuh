@@ -26,6 +26,7 @@
 #pragma once
 
 #include <apiary/cuda_check.hpp>
+#include <apiary/cuda_graph_nodes.hpp>
 #include <apiary/device_buffer.hpp>
 #include <apiary/device_graph.hpp>
 #include <apiary/device_runtime.hpp>
@@ -340,15 +341,16 @@ class PdcWaveGraph {
     const PdcParams* p = params_.get();
     void* controller_args[] = {&p};
     const cudaGraphNode_t controller =
-        add_node(reinterpret_cast<void*>(pdc_wave_controller<Graph>), controller_threads, 0, controller_args, nullptr);
+        add_kernel_node(graph_, reinterpret_cast<const void*>(pdc_wave_controller<Graph>), controller_threads, 0,
+                        controller_args);
     last_.pdc = state_.get();
     for (std::uint32_t q = 0; q < queues; ++q) {
       // Placeholder arguments: the handles are known only once every node is device-updatable.
       std::uint32_t queue = q;
       void* worker_args[] = {&last_, &queue};
-      workers_[q] = add_node(reinterpret_cast<void*>(pdc_wave_worker<Graph>), params.layout.block_threads,
-                             params.shared, worker_args, &controller);
-      last_.worker_nodes[q] = device_updatable(workers_[q]);
+      workers_[q] = add_kernel_node(graph_, reinterpret_cast<const void*>(pdc_wave_worker<Graph>),
+                                    params.layout.block_threads, params.shared, worker_args, &controller);
+      last_.worker_nodes[q] = make_device_updatable(workers_[q]);
     }
     APIARY_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, cudaGraphInstantiateFlagDeviceLaunch));
     set_worker_arguments();
@@ -378,17 +380,6 @@ class PdcWaveGraph {
   cudaGraphExec_t exec() const { return exec_; }
 
  private:
-  cudaGraphNode_t add_node(void* kernel, unsigned threads, unsigned shared, void** args, const cudaGraphNode_t* after) {
-    cudaKernelNodeParams kp{};
-    kp.func = kernel;
-    kp.gridDim = dim3(1);
-    kp.blockDim = dim3(threads);
-    kp.sharedMemBytes = shared;
-    kp.kernelParams = args;
-    cudaGraphNode_t node = nullptr;
-    APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&node, graph_, after, after ? 1 : 0, &kp));
-    return node;
-  }
   // Every worker node's arguments: last_ by value, and its queue.
   void set_worker_arguments() {
     for (std::uint32_t q = 0; q < queues_; ++q) {
@@ -402,17 +393,6 @@ class PdcWaveGraph {
       kp.kernelParams = args;
       APIARY_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec_, workers_[q], &kp));
     }
-  }
-  static cudaGraphDeviceNode_t device_updatable(cudaGraphNode_t node) {
-    cudaKernelNodeAttrValue value{};
-    value.deviceUpdatableKernelNode.deviceUpdatable = 1;
-    APIARY_CUDA_CHECK(cudaGraphKernelNodeSetAttribute(node, cudaKernelNodeAttributeDeviceUpdatableKernelNode, &value));
-    if (value.deviceUpdatableKernelNode.devNode == nullptr)
-      APIARY_CUDA_CHECK(
-          cudaGraphKernelNodeGetAttribute(node, cudaKernelNodeAttributeDeviceUpdatableKernelNode, &value));
-    if (value.deviceUpdatableKernelNode.devNode == nullptr)
-      throw CudaError("device_controller_wave: CUDA returned no device handle for a device-updatable worker node");
-    return value.deviceUpdatableKernelNode.devNode;
   }
 
   std::uint32_t queues_;

@@ -1,0 +1,40 @@
+// Kernel nodes of a CUDA graph built by hand, and device-updatable ones (CUDA 12.4+: a kernel
+// sets their grid or enables them from the device). Shared by the device controller's wave
+// graph and the runtime benchmark's device-graph baseline.
+#pragma once
+
+#include <apiary/cuda_check.hpp>
+#include <apiary/error.hpp>
+
+#include <cuda_runtime.h>
+
+namespace apiary {
+
+// Adds `kernel<<<1, threads, shared>>>(args...)` to `graph`, after `after` (nullptr: a root).
+// The grid is one block until the node is updated.
+inline cudaGraphNode_t add_kernel_node(cudaGraph_t graph, const void* kernel, unsigned threads, unsigned shared,
+                                       void** args, const cudaGraphNode_t* after = nullptr) {
+  cudaKernelNodeParams p{};
+  p.func = const_cast<void*>(kernel);
+  p.gridDim = dim3(1);
+  p.blockDim = dim3(threads);
+  p.sharedMemBytes = shared;
+  p.kernelParams = args;
+  cudaGraphNode_t node = nullptr;
+  APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&node, graph, after, after ? 1 : 0, &p));
+  return node;
+}
+
+// Makes a kernel node device-updatable and returns the handle device code updates it through.
+inline cudaGraphDeviceNode_t make_device_updatable(cudaGraphNode_t node) {
+  cudaKernelNodeAttrValue value{};
+  value.deviceUpdatableKernelNode.deviceUpdatable = 1;
+  APIARY_CUDA_CHECK(cudaGraphKernelNodeSetAttribute(node, cudaKernelNodeAttributeDeviceUpdatableKernelNode, &value));
+  if (value.deviceUpdatableKernelNode.devNode == nullptr)  // not every driver writes it back
+    APIARY_CUDA_CHECK(cudaGraphKernelNodeGetAttribute(node, cudaKernelNodeAttributeDeviceUpdatableKernelNode, &value));
+  if (value.deviceUpdatableKernelNode.devNode == nullptr)
+    throw CudaError("CUDA returned no device handle for a device-updatable kernel node");
+  return value.deviceUpdatableKernelNode.devNode;
+}
+
+}  // namespace apiary
