@@ -35,8 +35,9 @@ def fmt(v, digits=2):
 
 BEGIN = "<!-- scheduler-results:begin -->"
 END = "<!-- scheduler-results:end -->"
-ORDER = ["megakernel", "timesliced", "device_controller", "device_controller_wave"]
-SHORT = {"megakernel": "MK", "timesliced": "TSK", "device_controller": "PDC spin", "device_controller_wave": "PDC wave"}
+ORDER = ["megakernel", "timesliced", "timesliced_graph", "device_controller", "device_controller_wave"]
+SHORT = {"megakernel": "MK", "timesliced": "TSK", "timesliced_graph": "TSK graph", "device_controller": "PDC spin",
+         "device_controller_wave": "PDC wave"}
 GOAL_CHAIN_NS = 1000.0
 GOAL_ROUND_US = 10.0
 GOAL_SPAN_OVER_BOUND = 1.1

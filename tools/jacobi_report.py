@@ -18,7 +18,7 @@ from results_common import fmt, load_jsonl  # noqa: E402
 
 TASK_VERSIONS = ["stages_phases", "stages_deps", "checkpoints", "autonomous", "stages_inline"]
 BASELINES = ["kbk", "graph", "cusparse"]
-SHORT = {"megakernel": "MK", "timesliced": "TSK", "device_controller": "PDC",
+SHORT = {"megakernel": "MK", "timesliced": "TSK", "timesliced_graph": "TSK-graph", "device_controller": "PDC",
          "device_controller_wave": "PDC-wave", "stages_phases": "stages (p)", "stages_deps": "stages (id)",
          "checkpoints": "cp (id)", "autonomous": "aut (id)", "stages_inline": "stages (inl)"}
 

@@ -11,7 +11,7 @@
 // CUDA graph WHILE loop, plain kernel) run once, first, whenever any group runs (the ratios
 // need them) unless --no-baselines; every other group runs once per --scheduler (default
 // megakernel; names as apiary::parse_scheduler takes them: megakernel/mk, timesliced/tsk,
-// device_controller/pdc, device_controller_wave/pdc_wave) and its records carry "scheduler".
+// timesliced_graph/tsk_graph, device_controller/pdc, device_controller_wave/pdc_wave) and its records carry "scheduler".
 // A group that fails under one scheduler (wrong counts, a run that throws, a scheduler this
 // build lacks) leaves an error record naming both and the others still run.
 // Every measurement is one JSON object on one line of stdout (and appended to --json FILE);

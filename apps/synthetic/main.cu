@@ -34,8 +34,9 @@ struct Options {
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "error: " << problem << "\n"
-            << "usage: apiary-synth CONFIG [--plan] [--scheduler megakernel|timesliced|device_controller]\n"
-               "                    [--trace FILE.json] [--plot FILE.png|FILE.svg] [--check] [--runtime-config FILE]\n"
+            << "usage: apiary-synth CONFIG [--plan] [--scheduler megakernel|timesliced|timesliced_graph|\n"
+               "                    device_controller|device_controller_wave] [--trace FILE.json]\n"
+               "                    [--plot FILE.png|FILE.svg] [--check] [--runtime-config FILE]\n"
                "                    [--repeats N]\n";
   std::exit(2);
 }

@@ -56,6 +56,13 @@ void read_device_controller(const json& j, DeviceControllerConfig& dc, const std
   if (j.contains("oversubscription")) dc.oversubscription = number<double>(j, "oversubscription", where, 0.01, 64.0);
 }
 
+void read_timesliced_graph(const json& j, TimeslicedGraphConfig& tg, const std::string& where) {
+  if (!j.is_object()) throw InputError(where, "must be an object");
+  reject_unknown_keys(j, {"rounds_per_graph", "graphs_in_flight"}, where);
+  if (j.contains("rounds_per_graph")) tg.rounds_per_graph = number<std::uint32_t>(j, "rounds_per_graph", where, 1, 64);
+  if (j.contains("graphs_in_flight")) tg.graphs_in_flight = number<std::uint32_t>(j, "graphs_in_flight", where, 1, 16);
+}
+
 }  // namespace
 
 std::uint64_t Config::capacity_for(const std::string& name, std::string* key) const {
@@ -72,7 +79,8 @@ Config Config::from_json(const json& j, const std::string& source) {
   reject_unknown_keys(j,
                       {"scheduler", "queue_capacity", "queue_capacities", "waiting_storage_capacity",
                        "dependency_capacity", "watchdog_seconds", "host_input_capacity", "trace", "trace_capacity",
-                       "trace_event_capacity", "handoff", "megakernel", "device_controller", "device"},
+                       "trace_event_capacity", "handoff", "megakernel", "device_controller", "timesliced_graph",
+                       "device"},
                       source);
   Config c;
   constexpr std::uint64_t max_cap = 1ull << 40;
@@ -112,6 +120,8 @@ Config Config::from_json(const json& j, const std::string& source) {
   if (j.contains("megakernel")) read_megakernel(j["megakernel"], c.megakernel, source + ": megakernel");
   if (j.contains("device_controller"))
     read_device_controller(j["device_controller"], c.device_controller, source + ": device_controller");
+  if (j.contains("timesliced_graph"))
+    read_timesliced_graph(j["timesliced_graph"], c.timesliced_graph, source + ": timesliced_graph");
   if (j.contains("device")) c.device = number<int>(j, "device", source, 0, 64);
   return c;
 }

@@ -7,6 +7,7 @@ std::string_view to_string(Scheduler s) {
   switch (s) {
     case Scheduler::megakernel: return "megakernel";
     case Scheduler::timesliced: return "timesliced";
+    case Scheduler::timesliced_graph: return "timesliced_graph";
     case Scheduler::device_controller: return "device_controller";
     case Scheduler::device_controller_wave: return "device_controller_wave";
   }
@@ -16,15 +17,17 @@ std::string_view to_string(Scheduler s) {
 Scheduler parse_scheduler(std::string_view name) {
   if (name == "megakernel" || name == "mk") return Scheduler::megakernel;
   if (name == "timesliced" || name == "tsk") return Scheduler::timesliced;
+  if (name == "timesliced_graph" || name == "tsk_graph") return Scheduler::timesliced_graph;
   if (name == "device_controller" || name == "pdc" || name == "pdc_spin") return Scheduler::device_controller;
   if (name == "device_controller_wave" || name == "pdc_wave") return Scheduler::device_controller_wave;
   throw InputError("scheduler '" + std::string(name) + "'",
-                   "unknown; use megakernel (mk), timesliced (tsk), device_controller (pdc, pdc_spin) or "
+                   "unknown; use megakernel (mk), timesliced (tsk), timesliced_graph (tsk_graph), device_controller (pdc, "
+                   "pdc_spin) or "
                    "device_controller_wave (pdc_wave)");
 }
 
 std::vector<Scheduler> all_schedulers() {
-  return {Scheduler::megakernel, Scheduler::timesliced, Scheduler::device_controller,
+  return {Scheduler::megakernel, Scheduler::timesliced, Scheduler::timesliced_graph, Scheduler::device_controller,
           Scheduler::device_controller_wave};
 }
 

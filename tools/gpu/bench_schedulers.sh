@@ -13,7 +13,7 @@
 #   OUT         output directory (required)
 #   BUILD       build directory (default build/release; configured with the release preset and
 #               built, incrementally, every time so that the binary and its commit are current)
-#   SCHEDULERS  default "megakernel timesliced device_controller device_controller_wave"
+#   SCHEDULERS  default "megakernel timesliced timesliced_graph device_controller device_controller_wave"
 #   REPEATS     timed repeats per measurement (default 5)
 #   LIMIT       seconds per scheduler (default 100)
 # Exit status: 0 every check passed under every scheduler, 1 otherwise, 3 no GPU.
@@ -23,7 +23,7 @@ cd "$(dirname "$0")/../.."
 : "${OUT:?set OUT to the output directory}"
 BUILD=${BUILD:-build/release}
 BIN=$BUILD/apps/bench/apiary-bench-runtime
-SCHEDULERS=${SCHEDULERS:-megakernel timesliced device_controller device_controller_wave}
+SCHEDULERS=${SCHEDULERS:-megakernel timesliced timesliced_graph device_controller device_controller_wave}
 REPEATS=${REPEATS:-5}
 LIMIT=${LIMIT:-100}
 mkdir -p "$OUT"

@@ -61,7 +61,8 @@ long long worker_slots(const TaskOptions& o, Scheduler s) {
 // workers (1.16x slower on powerlaw_dd_1m with the dependency graph's 528).
 inline Scheduler wave_scheduler(TaskVersion v, Scheduler s) {
   const bool own = v != TaskVersion::stages_phases &&
-                   (s == Scheduler::timesliced || s == Scheduler::device_controller_wave);
+                   (s == Scheduler::timesliced || s == Scheduler::timesliced_graph ||
+                    s == Scheduler::device_controller_wave);
   return own ? s : Scheduler::megakernel;
 }
 

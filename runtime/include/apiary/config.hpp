@@ -13,6 +13,7 @@
 //     "handoff": true,                    // a block runs its continuations itself (handoff.hpp)
 //     "megakernel": {"block_threads": 0, "blocks_per_sm": 0},   // 0 = automatic
 //     "device_controller": {"pending_launches": 2048, "oversubscription": 1.5},
+//     "timesliced_graph": {"rounds_per_graph": 4, "graphs_in_flight": 2},
 //     "device": 0
 //   }
 #pragma once
@@ -41,6 +42,15 @@ struct DeviceControllerConfig {
   double oversubscription = 1.5;
 };
 
+// The timesliced scheduler's graph mode (Scheduler::timesliced_graph): the host launches a CUDA
+// graph of `rounds_per_graph` rounds, and keeps `graphs_in_flight` of them queued ahead of the
+// device. Rounds run after the end of the run do nothing; there are at most
+// rounds_per_graph x graphs_in_flight - 1 of them (a few microseconds each).
+struct TimeslicedGraphConfig {
+  std::uint32_t rounds_per_graph = 4;
+  std::uint32_t graphs_in_flight = 2;
+};
+
 struct Config {
   Scheduler scheduler = Scheduler::megakernel;
   std::uint64_t queue_capacity = 1u << 20;
@@ -59,6 +69,7 @@ struct Config {
   bool handoff = true;
   MegakernelConfig megakernel;
   DeviceControllerConfig device_controller;
+  TimeslicedGraphConfig timesliced_graph;
   int device = 0;
 
   // Capacity of the queue of task type `name` and the config key that sets it.

@@ -1,6 +1,7 @@
 // Kernel nodes of a CUDA graph built by hand, and device-updatable ones (CUDA 12.4+: a kernel
 // sets their grid or enables them from the device). Shared by the device controller's wave
-// graph and the runtime benchmark's device-graph baseline.
+// graph, the timesliced scheduler's round graph and the runtime benchmark's device-graph
+// baseline.
 #pragma once
 
 #include <apiary/cuda_check.hpp>
@@ -8,21 +9,31 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 namespace apiary {
+
+// Adds `kernel<<<grid, threads, shared>>>(args...)` to `graph`, after the `dependencies` nodes
+// at `after` (none: a root).
+inline cudaGraphNode_t add_kernel_node(cudaGraph_t graph, const void* kernel, unsigned grid, unsigned threads,
+                                       unsigned shared, void** args, const cudaGraphNode_t* after,
+                                       std::size_t dependencies) {
+  cudaKernelNodeParams p{};
+  p.func = const_cast<void*>(kernel);
+  p.gridDim = dim3(grid);
+  p.blockDim = dim3(threads);
+  p.sharedMemBytes = shared;
+  p.kernelParams = args;
+  cudaGraphNode_t node = nullptr;
+  APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&node, graph, after, dependencies, &p));
+  return node;
+}
 
 // Adds `kernel<<<1, threads, shared>>>(args...)` to `graph`, after `after` (nullptr: a root).
 // The grid is one block until the node is updated.
 inline cudaGraphNode_t add_kernel_node(cudaGraph_t graph, const void* kernel, unsigned threads, unsigned shared,
                                        void** args, const cudaGraphNode_t* after = nullptr) {
-  cudaKernelNodeParams p{};
-  p.func = const_cast<void*>(kernel);
-  p.gridDim = dim3(1);
-  p.blockDim = dim3(threads);
-  p.sharedMemBytes = shared;
-  p.kernelParams = args;
-  cudaGraphNode_t node = nullptr;
-  APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&node, graph, after, after ? 1 : 0, &p));
-  return node;
+  return add_kernel_node(graph, kernel, 1, threads, shared, args, after, after ? 1 : 0);
 }
 
 // Makes a kernel node device-updatable and returns the handle device code updates it through.

@@ -17,6 +17,7 @@
 #include <apiary/schedulers/device_controller.cuh>
 #include <apiary/schedulers/megakernel.cuh>
 #include <apiary/schedulers/timesliced.cuh>
+#include <apiary/schedulers/timesliced_graph.cuh>
 #include <apiary/trace.hpp>
 
 #include <span>
@@ -92,6 +93,7 @@ class Runtime {
     switch (scheduler) {
       case Scheduler::megakernel: run_megakernel<Graph>(impl_); break;
       case Scheduler::timesliced: run_timesliced<Graph>(impl_); break;
+      case Scheduler::timesliced_graph: run_timesliced_graph<Graph>(impl_); break;
       case Scheduler::device_controller: run_device_controller<Graph>(impl_, PdcMode::spin); break;
       case Scheduler::device_controller_wave: run_device_controller<Graph>(impl_, PdcMode::wave); break;
       default:
@@ -127,6 +129,7 @@ class Runtime {
     switch (scheduler) {
       case Scheduler::megakernel: return plan_megakernel<Graph>(table, config, device);
       case Scheduler::timesliced: return plan_timesliced<Graph>(table, config, device);
+      case Scheduler::timesliced_graph: return plan_timesliced_graph<Graph>(table, config, device);
       case Scheduler::device_controller: return plan_device_controller<Graph>(table, config, device, PdcMode::spin);
       case Scheduler::device_controller_wave: return plan_device_controller<Graph>(table, config, device, PdcMode::wave);
       default: throw InputError("scheduler", std::string(to_string(scheduler)) + " is not part of this build yet");

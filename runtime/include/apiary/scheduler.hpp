@@ -10,12 +10,13 @@ namespace apiary {
 enum class Scheduler {
   megakernel,          // MK: persistent grid, every block dequeues and runs tasks
   timesliced,          // TSK: host controller, one kernel per task type per round
+  timesliced_graph,    // TSK graph: the same rounds as a CUDA graph the host launches ahead, sized on the device
   device_controller,   // PDC spin: device controller launching workers (dynamic parallelism), polling
   device_controller_wave,  // PDC wave: the controller tail-launches itself after each wave of workers
 };
 
 std::string_view to_string(Scheduler s);
-// Parses "megakernel"/"mk", "timesliced"/"tsk", "device_controller"/"pdc",
+// Parses "megakernel"/"mk", "timesliced"/"tsk", "timesliced_graph"/"tsk_graph", "device_controller"/"pdc",
 // "device_controller_wave"/"pdc_wave"; throws InputError
 // listing the valid names otherwise.
 Scheduler parse_scheduler(std::string_view name);

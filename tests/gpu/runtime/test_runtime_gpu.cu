@@ -33,8 +33,8 @@ void upload(DeviceBuffer<T>& d, const std::vector<T>& h) {
 
 // Every graph runs under every scheduler: the test case repeats once per scheduler.
 Scheduler each_scheduler() {
-  const Scheduler s = GENERATE(Scheduler::megakernel, Scheduler::timesliced, Scheduler::device_controller,
-                               Scheduler::device_controller_wave);
+  const Scheduler s = GENERATE(Scheduler::megakernel, Scheduler::timesliced, Scheduler::timesliced_graph,
+                               Scheduler::device_controller, Scheduler::device_controller_wave);
   UNSCOPED_INFO("scheduler: " << to_string(s));
   return s;
 }
@@ -1032,7 +1032,7 @@ TEST_CASE("a wave spawned into the running queue after most blocks left gets a l
   REQUIRE(download(ran) == std::vector<std::uint32_t>(second, 1));
   // Timesliced: the block of the last first-wave task leaves the second wave to a round sized
   // for it instead of draining it alone (the kernel of the first wave had many blocks).
-  if (scheduler == Scheduler::timesliced) REQUIRE(report.launches >= 2);
+  if (scheduler == Scheduler::timesliced || scheduler == Scheduler::timesliced_graph) REQUIRE(report.launches >= 2);
 }
 
 TEST_CASE("a task handed off when the run stops is left in its queue, not lost", "[gpu][handoff][stop]") {

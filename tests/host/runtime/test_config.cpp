@@ -42,12 +42,33 @@ TEST_CASE("config: device controller keys and scheduler names", "[config]") {
   REQUIRE(parse_scheduler("device_controller") == Scheduler::device_controller);
   REQUIRE(parse_scheduler("device_controller_wave") == Scheduler::device_controller_wave);
   REQUIRE(to_string(Scheduler::device_controller_wave) == "device_controller_wave");
-  REQUIRE(all_schedulers().size() == 4);
+  REQUIRE(all_schedulers().size() == 5);
   REQUIRE_THROWS_WITH(Config::parse(R"({"device_controller": {"pending_launches": 0}})"),
                       Catch::Contains("pending_launches"));
   REQUIRE_THROWS_WITH(Config::parse(R"({"device_controller": {"pending": 1}})"),
                       Catch::Contains("unknown key 'pending'"));
   REQUIRE_THROWS_WITH(parse_scheduler("fastest"), Catch::Contains("pdc_wave"));
+}
+
+TEST_CASE("config: timesliced graph keys and scheduler names", "[config]") {
+  const Config d;
+  REQUIRE(d.timesliced_graph.rounds_per_graph == 4);
+  REQUIRE(d.timesliced_graph.graphs_in_flight == 2);
+  const Config c = Config::parse(R"({"scheduler": "tsk_graph",
+    "timesliced_graph": {"rounds_per_graph": 8, "graphs_in_flight": 3}})");
+  REQUIRE(c.scheduler == Scheduler::timesliced_graph);
+  REQUIRE(c.timesliced_graph.rounds_per_graph == 8);
+  REQUIRE(c.timesliced_graph.graphs_in_flight == 3);
+  REQUIRE(parse_scheduler("timesliced_graph") == Scheduler::timesliced_graph);
+  REQUIRE(to_string(Scheduler::timesliced_graph) == "timesliced_graph");
+  REQUIRE_THROWS_WITH(Config::parse(R"({"timesliced_graph": {"rounds_per_graph": 0}})"),
+                      Catch::Contains("rounds_per_graph") && Catch::Contains("out of range"));
+  REQUIRE_THROWS_WITH(Config::parse(R"({"timesliced_graph": {"graphs_in_flight": 1.5}})"),
+                      Catch::Contains("graphs_in_flight"));
+  REQUIRE_THROWS_WITH(Config::parse(R"({"timesliced_graph": {"rounds": 2}})"),
+                      Catch::Contains("unknown key 'rounds'"));
+  REQUIRE_THROWS_WITH(Config::parse(R"({"timesliced_graph": 4})"), Catch::Contains("must be an object"));
+  REQUIRE_THROWS_WITH(parse_scheduler("fastest"), Catch::Contains("tsk_graph"));
 }
 
 TEST_CASE("scheduler lists: names, aliases, all, errors", "[config]") {

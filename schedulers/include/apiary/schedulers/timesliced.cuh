@@ -38,6 +38,9 @@ struct RoundSnapshot {
   std::uint64_t pending_total;
   std::uint32_t status;
   std::uint32_t pad;
+  // The graph mode's: control steps that let the run go on, and worker kernels given blocks.
+  std::uint64_t rounds;
+  std::uint64_t launches;
 };
 
 struct TimeslicedParams {
@@ -62,26 +65,27 @@ namespace detail {
 // its workers kept small waves on one block: Jacobi stages_inline on gr_30_30, 16 tasks, 1.6x
 // slower than stages_deps under TSK.)
 __device__ inline bool leave_to_next_launch(const BlockLayout& layout, std::uint32_t q, std::int64_t available,
-                                            std::uint32_t live) {
-  return std::uint64_t(live) * 4 <= gridDim.x && available > 0 &&
+                                            std::uint32_t live, std::uint32_t launched) {
+  return std::uint64_t(live) * 4 <= launched && available > 0 &&
          std::uint64_t(available) > std::uint64_t(live) * layout.slots[q];
 }
 
 // Thread 0: the next batch of this kernel's queue; stop when the queue is drained (or, after
-// this block's first batch, when leave_to_next_launch says so).
+// this block's first batch, when leave_to_next_launch says so). `launched`: the blocks this
+// round gave the queue (the grid, or what the graph mode's control step planned).
 __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q,
-                                              bool ran_before) {
+                                              bool ran_before, std::uint32_t launched) {
   Batch batch;
   const PhaseController pc = g.controller();
   // Loaded before the run's words, so that all arrive in one memory round trip.
   const std::int64_t available = g.queues[q].available_hint();
   const std::uint32_t live = load_relaxed(g.state->live_blocks[q]);
   const PhaseController::Look look = pc.look();
-  if (!look.running || (ran_before && leave_to_next_launch(layout, q, available, live))) {
+  if (!look.running || (ran_before && leave_to_next_launch(layout, q, available, live, launched))) {
     batch.stop = true;
     return batch;
   }
-  const std::uint64_t per_round = std::uint64_t(layout.slots[q]) * gridDim.x;
+  const std::uint64_t per_round = std::uint64_t(layout.slots[q]) * launched;
   std::uint64_t rounds = available > 0 ? std::uint64_t(available) / per_round : 1;
   rounds = rounds < 1 ? 1 : (rounds > layout.max_rounds ? layout.max_rounds : rounds);
   batch.queue = q;
@@ -94,8 +98,10 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
 
 // A block of a per-queue worker kernel (timesliced, and the device controller's workers):
 // runs batches of queue q, each task this block handed off first, until the queue is drained.
+// `launched`: the blocks the round gave queue q (gridDim.x where the grid was sized for it).
 template <class Graph>
-__device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q) {
+__device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q,
+                            std::uint32_t launched) {
   extern __shared__ __align__(16) std::byte smem[];
   __shared__ Batch batch;
   __shared__ BlockHandoff<Graph> handoff;
@@ -110,7 +116,7 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
   for (;;) {
     if (threadIdx.x == 0) {
       if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch))
-        batch = next_timesliced_batch(g, layout, q, ran_before);
+        batch = next_timesliced_batch(g, layout, q, ran_before, launched);
       if (!batch.stop) prepare_worker_barriers(g, layout, batch, smem);
       ran_before = true;
     }
@@ -122,14 +128,21 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
 }
 
 template <class Graph>
+__device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q) {
+  drain_queue<Graph>(g, layout, q, gridDim.x);
+}
+
+template <class Graph>
 __global__ void timesliced_entry(const __grid_constant__ TimeslicedParams params) {
   drain_queue<Graph>(params.graph, params.layout, params.queue);
 }
 
 // One thread, between two rounds (no worker runs): move host-submitted tasks into their
-// queues, then advance the phase or end the run. True while the run goes on.
+// queues, then advance the phase or end the run. True while the run goes on. A run that ended
+// takes no more host input (the graph mode runs control steps queued ahead of its end).
 __device__ inline bool between_rounds(const DeviceGraph& g) {
   const PhaseController pc = g.controller();
+  if (!pc.running()) return false;
   g.drain_host_input();
   pc.on_idle([&] { return g.waiting.parked_hint(); });
   return pc.running();
