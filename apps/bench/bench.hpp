@@ -6,6 +6,7 @@
 // the baseline ratios and writes one JSON object per line. This header compiles without nvcc.
 #pragma once
 
+#include <apiary/config.hpp>
 #include <apiary/scheduler.hpp>
 
 #include <cstdint>
@@ -22,6 +23,7 @@ struct Options {
   std::uint32_t block_threads = 0;     // megakernel block size where no sweep runs (0: automatic)
   std::uint32_t blocks_per_sm = 0;     // megakernel blocks per SM (0: as many as fit)
   bool handoff = true;                 // Config::handoff (dependency_chain measures both)
+  apiary::TimeslicedGraphConfig timesliced_graph;  // --graph-rounds, --graphs-in-flight
   std::string json_file;               // JSON lines are appended here as well as to stdout
   std::vector<std::string> only;       // benchmark groups to run (empty: all)
   std::vector<apiary::Scheduler> schedulers{apiary::Scheduler::megakernel};  // --scheduler, in order

@@ -110,6 +110,7 @@ inline apiary::Config bench_config(const Options& o) {
   config.megakernel.block_threads = o.block_threads;
   config.megakernel.blocks_per_sm = o.blocks_per_sm;
   config.handoff = o.handoff;
+  config.timesliced_graph = o.timesliced_graph;
   return config;
 }
 

@@ -2,6 +2,7 @@
 //
 //   apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]
 //                        [--block-threads N] [--blocks-per-sm N] [--handoff on|off] [--scheduler NAME[,NAME...]|all] [--no-baselines]
+//                        [--graph-rounds N] [--graphs-in-flight N]
 //                        [--synthetic-dir DIR] [--trace-dir DIR]
 //   apiary-bench-runtime --bound TRACE.json CONFIG.json   (no GPU: the synthetic_tree bound of a
 //                                                           saved trace, one JSON line)
@@ -60,7 +61,9 @@ const char* const groups[] = {"baselines",        "empty_tasks", "empty_tasks_sp
 void usage(std::ostream& out) {
   out << "usage: apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]\n"
          "                            [--block-threads N] [--blocks-per-sm N] [--handoff on|off] [--scheduler NAME[,NAME...]|all] [--no-baselines]\n"
-         "                            [--synthetic-dir DIR] [--trace-dir DIR]\n  groups:";
+         "                            [--synthetic-dir DIR] [--trace-dir DIR]\n"
+         "                            [--graph-rounds N] [--graphs-in-flight N]   (timesliced_graph: Config::timesliced_graph)\n"
+         "  groups:";
   for (const char* g : groups) out << " " << g;
   out << "\n  schedulers:";
   for (const apiary::Scheduler s : apiary::all_schedulers()) out << " " << apiary::to_string(s);
@@ -95,6 +98,8 @@ Options parse(int argc, char** argv) {
       else if (arg == "--only") o.only = split(value());
       else if (arg == "--block-threads") o.block_threads = static_cast<std::uint32_t>(std::stoul(value()));
       else if (arg == "--blocks-per-sm") o.blocks_per_sm = static_cast<std::uint32_t>(std::stoul(value()));
+      else if (arg == "--graph-rounds") o.timesliced_graph.rounds_per_graph = static_cast<std::uint32_t>(std::stoul(value()));
+      else if (arg == "--graphs-in-flight") o.timesliced_graph.graphs_in_flight = static_cast<std::uint32_t>(std::stoul(value()));
       else if (arg == "--handoff") {
         const std::string v = value();
         if (v != "on" && v != "off") throw apiary::InputError("--handoff", "takes on or off, not '" + v + "'");
@@ -127,6 +132,11 @@ Options parse(int argc, char** argv) {
     }
   if (o.repeats < 1) {
     std::cerr << "error: --repeats must be at least 1\n";
+    std::exit(2);
+  }
+  const apiary::TimeslicedGraphConfig& tg = o.timesliced_graph;
+  if (tg.rounds_per_graph < 1 || tg.rounds_per_graph > 64 || tg.graphs_in_flight < 1 || tg.graphs_in_flight > 16) {
+    std::cerr << "error: --graph-rounds takes 1 to 64, --graphs-in-flight 1 to 16 (Config::timesliced_graph)\n";
     std::exit(2);
   }
   if (o.quick && !repeats_set) o.repeats = 3;
