@@ -138,14 +138,17 @@ __global__ void timesliced_entry(const __grid_constant__ TimeslicedParams params
 }
 
 // One thread, between two rounds (no worker runs): move host-submitted tasks into their
-// queues, then advance the phase or end the run. True while the run goes on. A run that ended
-// takes no more host input (the graph mode runs control steps queued ahead of its end).
+// queues, then advance the phase or end the run. False once the run is over; true while it
+// may go on (an error raised by this step is seen by the round's workers and the next step).
+// A run that ended takes no more host input (the graph mode runs the control steps queued
+// behind its end).
 __device__ inline bool between_rounds(const DeviceGraph& g) {
   const PhaseController pc = g.controller();
-  if (!pc.running()) return false;
-  g.drain_host_input();
-  pc.on_idle([&] { return g.waiting.parked_hint(); });
-  return pc.running();
+  if (g.mailbox != nullptr) {
+    if (!pc.running()) return false;
+    g.drain_host_input();
+  }
+  return pc.on_idle([&] { return g.waiting.parked_hint(); });
 }
 
 // One thread, between rounds: the control step, then publish the fill levels for the host.
@@ -171,6 +174,10 @@ class MappedSnapshot {
   MappedSnapshot(const MappedSnapshot&) = delete;
   MappedSnapshot& operator=(const MappedSnapshot&) = delete;
   const volatile RoundSnapshot& host() const { return *host_; }
+  // Before a run whose device writes the snapshot only once the run ended (the graph mode).
+  void reset_status() const {
+    static_cast<volatile RoundSnapshot*>(host_)->status = static_cast<std::uint32_t>(RunStatus::running);
+  }
   RoundSnapshot* device() const { return device_; }
 
  private:

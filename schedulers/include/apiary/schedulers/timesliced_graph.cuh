@@ -54,43 +54,48 @@ APIARY_HD inline std::uint32_t planned_blocks(const PhaseTableView& table, std::
 }
 
 // One block, a thread per queue: the control step (thread 0), then each queue's plan for the
-// round; thread 0 publishes the snapshot for the host. After the end of the run it plans
-// nothing, so the rounds queued behind the end do no work.
+// round. After the end of the run it plans nothing, so the rounds queued behind the end do no
+// work. Every memory round trip here is on the round's path, hence: the fill levels load
+// while thread 0 runs the control step where no host input can add tasks (nothing else moves
+// them between rounds); the counts are fire-and-forget reductions; and the snapshot for the
+// host is written once, when the run ended, without a system fence (the host reads it after
+// the graph completed, which makes the kernel's writes visible to it).
 template <class Graph>
 __global__ void timesliced_graph_control(const __grid_constant__ TimeslicedGraphControl c) {
   __shared__ bool going;
   __shared__ std::uint64_t phase_word;
   __shared__ std::uint32_t launched;
   const DeviceGraph& g = c.graph;
-  if (threadIdx.x == 0) {
+  const std::uint32_t q = threadIdx.x;
+  const bool queue_thread = q < g.table.num_queues;
+  std::int64_t available = queue_thread && g.mailbox == nullptr ? g.queues[q].available_hint() : 0;
+  if (q == 0) {
     going = between_rounds(g);
     phase_word = load_acquire(g.state->phase_word);
     launched = 0;
   }
   __syncthreads();
-  const std::uint32_t q = threadIdx.x;
-  if (q < g.table.num_queues) {
-    const std::int64_t available = g.queues[q].available_hint();
+  if (queue_thread) {
+    if (g.mailbox != nullptr) available = g.queues[q].available_hint();
     const std::uint32_t blocks =
         going ? planned_blocks(g.table, q, PhaseWord::unpack(phase_word), available, c.layout.slots[q], c.max_blocks)
               : 0;
     c.round_blocks[q] = blocks;
-    c.snapshot->available[q] = available;
     if (blocks > 0) atomicAdd(&launched, 1u);
   }
   __syncthreads();
-  if (threadIdx.x != 0) return;
+  if (q != 0) return;
   if (going) {
-    c.counts[0] += 1;
-    c.counts[1] += launched;
+    atomicAdd(reinterpret_cast<unsigned long long*>(&c.counts[0]), 1ull);
+    atomicAdd(reinterpret_cast<unsigned long long*>(&c.counts[1]), static_cast<unsigned long long>(launched));
+    return;
   }
   RoundSnapshot& s = *c.snapshot;
   s.phase_word = phase_word;
   s.pending_total = load_acquire(g.state->pending_total.value);
-  s.status = load_acquire(g.state->status);
   s.rounds = c.counts[0];
   s.launches = c.counts[1];
-  __threadfence_system();
+  s.status = load_acquire(g.state->status);
 }
 
 // Queue `params.queue`'s worker node: the blocks the control step planned run the queue as a
@@ -142,9 +147,11 @@ class TimeslicedRoundGraph {
       uploaded_ = true;
     }
   }
-  // Zeroes the run's round and launch counts (on `stream`).
-  void clear_counts(cudaStream_t stream) const {
+  // Zeroes the run's round and launch counts (on `stream`) and marks the snapshot running
+  // (the device writes it only once the run ended).
+  void start_run(cudaStream_t stream) const {
     APIARY_CUDA_CHECK(cudaMemsetAsync(counts_.get(), 0, counts_.bytes(), stream));
+    snapshot_.reset_status();
   }
 
   cudaGraphExec_t exec() const { return exec_; }
@@ -252,7 +259,7 @@ void run_timesliced_graph(DeviceRuntime& runtime) {
                                         tg.graphs_in_flight);
   });
   rounds->prepare(runtime.view(), runtime.stream());
-  rounds->clear_counts(runtime.stream());
+  rounds->start_run(runtime.stream());
   rounds->prepare(runtime.begin_run(), runtime.stream());  // the same view: nothing to do
 
   std::uint64_t launched = 0, completed = 0;
