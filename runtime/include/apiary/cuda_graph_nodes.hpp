@@ -29,6 +29,17 @@ inline cudaGraphNode_t add_kernel_node(cudaGraph_t graph, const void* kernel, un
   return node;
 }
 
+// Makes kernel node `to` depend on kernel node `from` with an early launch (programmatic
+// dependent launch, sm_90+): `to` is launched once every block of `from` has started, and its
+// threads wait in cudaGridDependencySynchronize() until `from` completed and its memory writes
+// are visible. `to` must call it before it reads anything `from` writes.
+inline void add_early_launch_edge(cudaGraph_t graph, cudaGraphNode_t from, cudaGraphNode_t to) {
+  cudaGraphEdgeData edge{};
+  edge.from_port = cudaGraphKernelNodePortLaunchCompletion;
+  edge.type = cudaGraphDependencyTypeProgrammatic;
+  APIARY_CUDA_CHECK(cudaGraphAddDependencies(graph, &from, &to, &edge, 1));
+}
+
 // Adds `kernel<<<1, threads, shared>>>(args...)` to `graph`, after `after` (nullptr: a root).
 // The grid is one block until the node is updated.
 inline cudaGraphNode_t add_kernel_node(cudaGraph_t graph, const void* kernel, unsigned threads, unsigned shared,

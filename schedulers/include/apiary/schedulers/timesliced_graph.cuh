@@ -68,6 +68,7 @@ __global__ void timesliced_graph_control(const __grid_constant__ TimeslicedGraph
   const DeviceGraph& g = c.graph;
   const std::uint32_t q = threadIdx.x;
   const bool queue_thread = q < g.table.num_queues;
+  cudaGridDependencySynchronize();  // the last round's workers completed (early-launch edges)
   std::int64_t available = queue_thread && g.mailbox == nullptr ? g.queues[q].available_hint() : 0;
   if (q == 0) {
     going = between_rounds(g);
@@ -103,6 +104,7 @@ __global__ void timesliced_graph_control(const __grid_constant__ TimeslicedGraph
 template <class Graph>
 __global__ void timesliced_graph_entry(const __grid_constant__ TimeslicedParams params,
                                        const std::uint32_t* __restrict__ round_blocks) {
+  cudaGridDependencySynchronize();  // the round's control step completed (early-launch edge)
   const std::uint32_t blocks = round_blocks[params.queue];
   if (blockIdx.x >= blocks) return;
   drain_queue<Graph>(params.graph, params.layout, params.queue, blocks);
@@ -164,12 +166,15 @@ class TimeslicedRoundGraph {
  private:
   void build() {
     APIARY_CUDA_CHECK(cudaGraphCreate(&graph_, 0));
+    // Every edge launches early: a node's launch (and its blocks' start) overlaps the node it
+    // waits for, which its threads then wait for in cudaGridDependencySynchronize().
     std::vector<cudaGraphNode_t> previous;  // the last round's worker nodes
     for (std::uint32_t r = 0; r < rounds_; ++r) {
       void* control_args[] = {&control_};
       const cudaGraphNode_t control =
           add_kernel_node(graph_, reinterpret_cast<const void*>(timesliced_graph_control<Graph>), 1,
-                          control_threads(), 0, control_args, previous.data(), previous.size());
+                          control_threads(), 0, control_args, nullptr, 0);
+      for (const cudaGraphNode_t worker : previous) add_early_launch_edge(graph_, worker, control);
       controls_.push_back(control);
       previous.clear();
       for (std::uint32_t q = 0; q < queues_; ++q) {
@@ -178,7 +183,8 @@ class TimeslicedRoundGraph {
         void* worker_args[] = {&params, &blocks};
         previous.push_back(add_kernel_node(graph_, reinterpret_cast<const void*>(timesliced_graph_entry<Graph>),
                                            plan_.blocks(), plan_.layout.block_threads, plan_.shared, worker_args,
-                                           &control, 1));
+                                           nullptr, 0));
+        add_early_launch_edge(graph_, control, previous.back());
       }
       workers_.insert(workers_.end(), previous.begin(), previous.end());
     }
