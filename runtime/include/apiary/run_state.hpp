@@ -58,6 +58,19 @@ struct RunState {
   alignas(128) std::uint32_t live_blocks[max_queues];
 };
 
+// What the idle step decides from, read at once by a caller that runs alone: no worker runs
+// and none starts before it has decided (the timesliced graph mode's control step between two
+// rounds), so nothing it reads changes meanwhile but the host's abort.
+struct IdleCounters {
+  std::uint32_t status_word = 0;
+  std::uint32_t error_code = 0;
+  std::uint32_t host_open = 0;
+  std::uint64_t pending_total = 0;
+  std::uint64_t phase_word = 0;
+  std::uint64_t work = 0;  // bit s: pending[s] != 0 (s = 0 phaseless, p + 1 phase p)
+  std::int64_t parked = 0;
+};
+
 // The operations on RunState, shared by all schedulers and by the CPU stress tests.
 struct PhaseController {
   RunState* state = nullptr;
@@ -143,44 +156,102 @@ struct PhaseController {
   // `parked` reads the number of tasks waiting in the waiting storage.
   template <class ParkedCount>
   APIARY_HD bool on_idle(ParkedCount&& parked) const {
-    if (!running()) return false;
-    if (load_acquire(state->pending_total.value) == 0) {
-      if (load_acquire(state->host_open) != 0) return true;  // the host may still inject work
-      if (parked() > 0) {
+    return idle_step(LiveReads<ParkedCount>{this, parked});
+  }
+
+  // on_idle for a caller that runs alone, from counters it read at once (IdleCounters): the
+  // same decisions without a chain of dependent loads, each a memory round trip on the GPU.
+  // `phase_after`: the phase word once the step is done (changed only by a phase advance).
+  APIARY_HD bool on_idle_alone(const IdleCounters& c, std::uint64_t& phase_after) const {
+    phase_after = c.phase_word;
+    return idle_step(ReadAtOnce{this, &c}, &phase_after);
+  }
+
+  // Moves to the next phase with pending tasks if the current one is done.
+  APIARY_HD void try_advance() const {
+    advance_from(load_acquire(state->phase_word), [&](std::uint32_t slot) { return load_acquire(pending(slot)) != 0; });
+  }
+
+  // The first phase after `from` (wrapping if cyclic) with pending tasks, or no_phase.
+  APIARY_HD std::int32_t next_phase_with_work(std::int32_t from) const {
+    return next_phase_where(from, [&](std::uint32_t slot) { return load_acquire(pending(slot)) != 0; });
+  }
+
+  // Non-cyclic graphs: tasks pending in a phase that already ended can never run.
+  APIARY_HD void report_unreachable_work(std::int32_t current) const {
+    report_unreachable_where(current, [&](std::uint32_t slot) { return load_acquire(pending(slot)) != 0; });
+  }
+
+ private:
+  // The idle step's reads, on demand, in on_idle's order (acquire: workers run meanwhile).
+  template <class ParkedCount>
+  struct LiveReads {
+    const PhaseController* pc;
+    ParkedCount& parked_count;
+    APIARY_HD bool running() const { return pc->running(); }
+    APIARY_HD std::uint64_t pending_total() const { return load_acquire(pc->state->pending_total.value); }
+    APIARY_HD bool host_open() const { return load_acquire(pc->state->host_open) != 0; }
+    APIARY_HD std::int64_t parked() const { return std::int64_t(parked_count()); }
+    APIARY_HD std::uint64_t phase_word() const { return load_acquire(pc->state->phase_word); }
+    APIARY_HD bool has_work(std::uint32_t slot) const { return load_acquire(pc->pending(slot)) != 0; }
+  };
+  // The same reads from IdleCounters.
+  struct ReadAtOnce {
+    const PhaseController* pc;
+    const IdleCounters* c;
+    APIARY_HD bool running() const { return pc->goes_on(c->status_word, c->error_code); }
+    APIARY_HD std::uint64_t pending_total() const { return c->pending_total; }
+    APIARY_HD bool host_open() const { return c->host_open != 0; }
+    APIARY_HD std::int64_t parked() const { return c->parked; }
+    APIARY_HD std::uint64_t phase_word() const { return c->phase_word; }
+    APIARY_HD bool has_work(std::uint32_t slot) const { return (c->work >> slot) & 1u; }
+  };
+
+  // The idle step's decisions, whichever way its counters are read.
+  template <class Reads>
+  APIARY_HD bool idle_step(const Reads& r, std::uint64_t* phase_after = nullptr) const {
+    if (!r.running()) return false;
+    if (r.pending_total() == 0) {
+      if (r.host_open()) return true;  // the host may still inject work
+      const std::int64_t parked = r.parked();
+      if (parked > 0) {
         // Nothing runs or is queued, so nothing can ever resolve the parked tasks' dependencies.
-        raise_error(state->error, ErrorCode::parked_without_producer, 0, 0, std::uint64_t(parked()));
+        raise_error(state->error, ErrorCode::parked_without_producer, 0, 0, std::uint64_t(parked));
         set_status(RunStatus::failed);
         return false;
       }
       set_status(RunStatus::finished);
       return false;
     }
-    try_advance();
+    const std::uint64_t after = advance_from(r.phase_word(), [&](std::uint32_t slot) { return r.has_work(slot); });
+    if (phase_after) *phase_after = after;
     return true;
   }
 
-  // Moves to the next phase with pending tasks if the current phase is done.
-  APIARY_HD void try_advance() const {
-    if (table->num_phases == 0) return;
-    const std::uint64_t seen_word = load_acquire(state->phase_word);
+  // try_advance from the phase word `seen_word`; has_work(slot): pending[slot] != 0. Returns
+  // the phase word after it (the new one, or what a competing advance wrote).
+  template <class HasWork>
+  APIARY_HD std::uint64_t advance_from(std::uint64_t seen_word, HasWork&& has_work) const {
+    if (table->num_phases == 0) return seen_word;
     const PhaseWord seen = PhaseWord::unpack(seen_word);
     // The phaseless counter is read first: a phaseless task can only appear through a task
     // that is pending itself.
-    if (load_acquire(pending(0)) != 0) return;
-    if (seen.phase != no_phase && load_acquire(pending(std::uint32_t(seen.phase) + 1)) != 0) return;
-    const std::int32_t next = next_phase_with_work(seen.phase);
+    if (has_work(0)) return seen_word;
+    if (seen.phase != no_phase && has_work(std::uint32_t(seen.phase) + 1)) return seen_word;
+    const std::int32_t next = next_phase_where(seen.phase, has_work);
     if (next == no_phase) {
-      report_unreachable_work(seen.phase);
-      return;
+      report_unreachable_where(seen.phase, has_work);
+      return seen_word;
     }
-    const PhaseWord wanted{next, seen.epoch + 1};
+    const std::uint64_t wanted = PhaseWord{next, seen.epoch + 1}.pack();
     std::uint64_t expected = seen_word;
-    DeviceAtomic<std::uint64_t>(state->phase_word)
-        .compare_exchange_strong(expected, wanted.pack(), mo::acq_rel, mo::relaxed);
+    const bool advanced = DeviceAtomic<std::uint64_t>(state->phase_word)
+                              .compare_exchange_strong(expected, wanted, mo::acq_rel, mo::relaxed);
+    return advanced ? wanted : expected;
   }
 
-  // The first phase after `from` (wrapping if cyclic) with pending tasks, or no_phase.
-  APIARY_HD std::int32_t next_phase_with_work(std::int32_t from) const {
+  template <class HasWork>
+  APIARY_HD std::int32_t next_phase_where(std::int32_t from, HasWork&& has_work) const {
     const auto n = std::int32_t(table->num_phases);
     for (std::int32_t step = 1; step <= n; ++step) {
       std::int32_t p = from + step;
@@ -189,16 +260,16 @@ struct PhaseController {
         p -= n;
         if (p >= n) p %= n;
       }
-      if (load_acquire(pending(std::uint32_t(p) + 1)) != 0) return p;
+      if (has_work(std::uint32_t(p) + 1)) return p;
     }
     return no_phase;
   }
 
-  // Non-cyclic graphs: tasks pending in a phase that already ended can never run.
-  APIARY_HD void report_unreachable_work(std::int32_t current) const {
+  template <class HasWork>
+  APIARY_HD void report_unreachable_where(std::int32_t current, HasWork&& has_work) const {
     if (table->cyclic || current == no_phase) return;
     for (std::int32_t p = 0; p < current; ++p) {
-      if (load_acquire(pending(std::uint32_t(p) + 1)) != 0) {
+      if (has_work(std::uint32_t(p) + 1)) {
         raise_error(state->error, ErrorCode::phase_already_ended, std::uint32_t(p), 0,
                     load_relaxed(pending(std::uint32_t(p) + 1)));
         set_status(RunStatus::failed);
