@@ -3,10 +3,10 @@
 # apiary-bench-runtime under each scheduler, the baselines (host launch, CUDA graph node, CUDA
 # graph WHILE loop, plain kernel) once, and the 11-type synthetic tree in both modes, traced.
 #   OUT=/some/dir tools/gpu/bench_schedulers.sh [extra apiary-bench-runtime arguments, e.g. --quick]
-# Writes (6 files):
+# Writes:
 #   $OUT/bench_schedulers.jsonl                          one JSON object per measurement
 #   $OUT/bench_schedulers.log                            everything printed, tables last
-#   $OUT/thesis11_individual_<scheduler>.trace.json      one per scheduler (4)
+#   $OUT/thesis11_individual_<scheduler>.trace.json      one per scheduler
 # One process per scheduler, each under a time limit (LIMIT seconds, default 100), so that a
 # scheduler that hangs costs only its own results; the megakernel process also runs the baselines.
 # Environment:
