@@ -83,10 +83,11 @@ inline constexpr const char* pdc_needs_rdc =
 // A worker's blocks drain queue q in batches, then leave the active-warp counter. `Counted`:
 // spin mode only; a wave's controller starts after every worker of the last wave ended (the
 // graph completed), so it needs no count of them, and the block exits without two release
-// atomics on the wave's critical path.
+// atomics on the wave's critical path. A spin worker's queue gets more blocks from the
+// controller while it runs; a wave's only from the next wave, which may size it anew.
 template <class Graph, bool Counted>
 __device__ void pdc_drain_and_leave(const PdcParams& p, std::uint32_t q) {
-  drain_queue<Graph>(p.graph, p.layout, q);
+  drain_queue<Graph>(p.graph, p.layout, q, QueueLaunch{gridDim.x, Counted ? 0u : p.max_blocks});
   if (Counted && threadIdx.x == 0) {
     // Every batch of this block was reported finished before: a controller that sees the
     // counter at zero sees their pending counts too.

@@ -47,6 +47,14 @@ struct TimeslicedParams {
   DeviceGraph graph;
   BlockLayout layout;
   std::uint32_t queue;
+  std::uint32_t max_blocks;  // the largest launch a queue gets (resident blocks)
+};
+
+// How many blocks a per-queue worker kernel got for its queue, and the most a later launch may
+// give it (0: the scheduler adds blocks itself, as the spinning device controller does).
+struct QueueLaunch {
+  std::uint32_t blocks;
+  std::uint32_t regrow_to;
 };
 
 // A round launches queue q's kernel when its task type may run in `phase` and it holds tasks.
@@ -58,34 +66,42 @@ APIARY_HD inline bool round_launches(const PhaseTableView& table, std::uint32_t 
 namespace detail {
 
 // True when a block that already ran a batch should leave the rest of queue q to a launch sized
-// for it: most of this kernel's blocks are gone and the queue holds more tasks than the blocks
-// still draining it run at once. Without it a wave spawned into the running queue late in a
-// round (the last task of a stage spawning the next stage) runs on the one or two blocks left,
-// batch after batch. (Counting a block's whole batch, max_rounds tasks per worker, instead of
-// its workers kept small waves on one block: Jacobi stages_inline on gr_30_30, 16 tasks, 1.6x
-// slower than stages_deps under TSK.)
+// for it. Only when the queue holds more tasks than the blocks still draining it run at once,
+// and either
+// - most of this kernel's blocks are gone: without it a wave spawned into the running queue
+//   late in a round (the last task of a stage spawning the next stage) runs on the one or two
+//   blocks left, batch after batch (counting a block's whole batch, max_rounds tasks per
+//   worker, instead of its workers kept small waves on one block: Jacobi stages_inline on
+//   gr_30_30, 16 tasks, 1.6x slower than stages_deps under TSK); or
+// - the queue outgrew a small launch: it holds more than 4 times what all of the launch's
+//   blocks run at once, and a launch 4 times larger fits. Without it tasks released into the
+//   queue of a one-block launch while it runs (the 11-type tree's J5 joins, individual mode)
+//   ran on that block alone, 183 of them one batch after the other for 250 us.
 __device__ inline bool leave_to_next_launch(const BlockLayout& layout, std::uint32_t q, std::int64_t available,
-                                            std::uint32_t live, std::uint32_t launched) {
-  return std::uint64_t(live) * 4 <= launched && available > 0 &&
-         std::uint64_t(available) > std::uint64_t(live) * layout.slots[q];
+                                            std::uint32_t live, QueueLaunch launch) {
+  const std::uint64_t slots = layout.slots[q];
+  if (available <= 0 || std::uint64_t(available) <= live * slots) return false;
+  if (std::uint64_t(live) * 4 <= launch.blocks) return true;
+  return std::uint64_t(launch.blocks) * 4 <= launch.regrow_to &&
+         std::uint64_t(available) > std::uint64_t(launch.blocks) * slots * 4;
 }
 
 // Thread 0: the next batch of this kernel's queue; stop when the queue is drained (or, after
-// this block's first batch, when leave_to_next_launch says so). `launched`: the blocks this
-// round gave the queue (the grid, or what the graph mode's control step planned).
+// this block's first batch, when leave_to_next_launch says so). `launch.blocks`: the blocks
+// this round gave the queue (the grid, or what the graph mode's control step planned).
 __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q,
-                                              bool ran_before, std::uint32_t launched) {
+                                              bool ran_before, QueueLaunch launch) {
   Batch batch;
   const PhaseController pc = g.controller();
   // Loaded before the run's words, so that all arrive in one memory round trip.
   const std::int64_t available = g.queues[q].available_hint();
   const std::uint32_t live = load_relaxed(g.state->live_blocks[q]);
   const PhaseController::Look look = pc.look();
-  if (!look.running || (ran_before && leave_to_next_launch(layout, q, available, live, launched))) {
+  if (!look.running || (ran_before && leave_to_next_launch(layout, q, available, live, launch))) {
     batch.stop = true;
     return batch;
   }
-  const std::uint64_t per_round = std::uint64_t(layout.slots[q]) * launched;
+  const std::uint64_t per_round = std::uint64_t(layout.slots[q]) * launch.blocks;
   std::uint64_t rounds = available > 0 ? std::uint64_t(available) / per_round : 1;
   rounds = rounds < 1 ? 1 : (rounds > layout.max_rounds ? layout.max_rounds : rounds);
   batch.queue = q;
@@ -98,10 +114,9 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
 
 // A block of a per-queue worker kernel (timesliced, and the device controller's workers):
 // runs batches of queue q, each task this block handed off first, until the queue is drained.
-// `launched`: the blocks the round gave queue q (gridDim.x where the grid was sized for it).
+// `launch`: the blocks the round gave queue q (gridDim.x where the grid was sized for it).
 template <class Graph>
-__device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q,
-                            std::uint32_t launched) {
+__device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q, QueueLaunch launch) {
   extern __shared__ __align__(16) std::byte smem[];
   __shared__ Batch batch;
   __shared__ BlockHandoff<Graph> handoff;
@@ -116,7 +131,7 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
   for (;;) {
     if (threadIdx.x == 0) {
       if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch))
-        batch = next_timesliced_batch(g, layout, q, ran_before, launched);
+        batch = next_timesliced_batch(g, layout, q, ran_before, launch);
       if (!batch.stop) prepare_worker_barriers(g, layout, batch, smem);
       ran_before = true;
     }
@@ -128,13 +143,8 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
 }
 
 template <class Graph>
-__device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q) {
-  drain_queue<Graph>(g, layout, q, gridDim.x);
-}
-
-template <class Graph>
 __global__ void timesliced_entry(const __grid_constant__ TimeslicedParams params) {
-  drain_queue<Graph>(params.graph, params.layout, params.queue);
+  drain_queue<Graph>(params.graph, params.layout, params.queue, QueueLaunch{gridDim.x, params.max_blocks});
 }
 
 // One thread, between two rounds (no worker runs): move host-submitted tasks into their
@@ -243,6 +253,7 @@ void run_timesliced(DeviceRuntime& runtime) {
   const auto kernel = detail::timesliced_entry<Graph>;
   TimeslicedParams params{};
   params.layout = plan.layout;
+  params.max_blocks = plan.blocks();
 
   detail::MappedSnapshot snapshot;
   detail::RoundStreams streams(table.num_queues());

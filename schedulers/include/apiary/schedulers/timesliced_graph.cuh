@@ -144,7 +144,7 @@ __global__ void timesliced_graph_entry(const __grid_constant__ TimeslicedParams 
   cudaGridDependencySynchronize();  // the round's control step completed (early-launch edge)
   const std::uint32_t blocks = round_blocks[params.queue];
   if (blockIdx.x >= blocks) return;
-  drain_queue<Graph>(params.graph, params.layout, params.queue, blocks);
+  drain_queue<Graph>(params.graph, params.layout, params.queue, QueueLaunch{blocks, params.max_blocks});
 }
 
 // The instantiated round graph: `rounds` x (control node, then one worker node per queue), the
@@ -263,6 +263,7 @@ class TimeslicedRoundGraph {
     params.graph = control_.graph;
     params.layout = plan_.layout;
     params.queue = q;
+    params.max_blocks = plan_.blocks();
     return params;
   }
   unsigned control_threads() const { return (queues_ + 31) / 32 * 32; }
