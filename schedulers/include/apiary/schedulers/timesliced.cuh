@@ -14,7 +14,8 @@
 // two rounds and the rule which queues a round launches are separate pieces so that another
 // round driver can reuse them: a variant running the rounds as one CUDA graph (WHILE node,
 // per-queue IF nodes) was built on them, measured slower on an H200 (23.1 vs 21.1 us per
-// round) and removed; it is in commit bec300e.
+// round) and removed; it is in commit bec300e. The graph mode that was kept, rounds queued
+// ahead with the plan made on the device, is timesliced_graph.cuh.
 #pragma once
 
 #include <apiary/cuda_check.hpp>

@@ -12,9 +12,9 @@
 // node has the grid of the worker kernel's resident blocks; a block beyond its queue's plan
 // (every block of a queue that may not run now) leaves at once, before touching any counter.
 //
-// The cost: idle blocks. A round launches every queue's kernel with its whole grid (H100,
-// empty rounds: 4 us for 2 queues of 1,056 blocks, 13 us for 11); and the rounds queued after
-// the run ended run empty (at most rounds_per_graph x graphs_in_flight - 1).
+// The cost: idle blocks. A round launches every queue's kernel with its whole grid, eligible or
+// not, so its fixed cost grows with the number of task types; and the rounds queued after the
+// run ended run empty (at most rounds_per_graph x graphs_in_flight - 1).
 #pragma once
 
 #include <apiary/cuda_check.hpp>
