@@ -33,6 +33,7 @@
 #include <apiary/error.hpp>
 #include <apiary/schedulers/batch_picker.hpp>
 #include <apiary/schedulers/block_runner.cuh>
+#include <apiary/schedulers/control_step_alone.cuh>
 #include <apiary/schedulers/timesliced.cuh>
 
 #include <cuda_runtime.h>
@@ -255,14 +256,19 @@ __global__ void pdc_wave_controller(const PdcParams* __restrict__ p) {
   const std::uint32_t q = threadIdx.x;
   const bool active_queue = q < p->graph.table.num_queues;
   const PhaseController pc = p->graph.controller();
-  if (threadIdx.x == 0) {
-    DeviceAtomic<std::uint64_t>(p->pdc->iterations).fetch_add(1, mo::relaxed);
-    pdc_drain_host_input(p->graph);
-    const bool go = pdc_idle_step(p);  // which starts with pc.running()
-    sh.stop = go ? 0u : 1u;
-    sh.phase = pc.current().phase;
-    sh.any_full = 0;
-    sh.launched = 0;
+  if (q < 32) {
+    // Nothing else runs (the graph completed): host input and the idle step from counters
+    // read at once (control_step_alone).
+    bool go = false;
+    std::uint64_t phase_word = 0;
+    control_step_alone(p->graph, go, phase_word);
+    if (q == 0) {
+      DeviceAtomic<std::uint64_t>(p->pdc->iterations).fetch_add(1, mo::relaxed);
+      sh.stop = go ? 0u : 1u;
+      sh.phase = PhaseWord::unpack(phase_word).phase;
+      sh.any_full = 0;
+      sh.launched = 0;
+    }
   }
   __syncthreads();
   // Every worker node is set, disabled ones included: on the last wave all of them are.

@@ -24,6 +24,7 @@
 #include <apiary/error.hpp>
 #include <apiary/schedulers/batch_picker.hpp>
 #include <apiary/schedulers/block_runner.cuh>
+#include <apiary/schedulers/control_step_alone.cuh>
 
 #include <cuda_runtime.h>
 
@@ -148,30 +149,22 @@ __global__ void timesliced_entry(const __grid_constant__ TimeslicedParams params
   drain_queue<Graph>(params.graph, params.layout, params.queue, QueueLaunch{gridDim.x, params.max_blocks});
 }
 
-// One thread, between two rounds (no worker runs): move host-submitted tasks into their
-// queues, then advance the phase or end the run. False once the run is over; true while it
-// may go on (an error raised by this step is seen by the round's workers and the next step).
-// A run that ended takes no more host input (the graph mode runs the control steps queued
-// behind its end).
-__device__ inline bool between_rounds(const DeviceGraph& g) {
-  const PhaseController pc = g.controller();
-  if (g.mailbox != nullptr) {
-    if (!pc.running()) return false;
-    g.drain_host_input();
-  }
-  return pc.on_idle([&] { return g.waiting.parked_hint(); });
-}
-
-// One thread, between rounds: the control step, then publish the fill levels for the host.
-// (A template only so that every translation unit may instantiate it.)
+// One warp, between two rounds (no worker runs): the control step (control_step_alone: host
+// input, then advance the phase or end the run), then the fill levels, the phase and the
+// status for the host. No system fence: the host reads them once the kernel completed (its
+// event), which makes them visible. (A template only so that every translation unit may
+// instantiate it.)
 template <class Graph>
 __global__ void timesliced_control(const __grid_constant__ DeviceGraph g, RoundSnapshot* snapshot) {
-  between_rounds(g);
-  for (std::uint32_t q = 0; q < g.table.num_queues; ++q) snapshot->available[q] = g.queues[q].available_hint();
-  snapshot->phase_word = load_acquire(g.state->phase_word);
+  bool going = false;
+  std::uint64_t phase_word = 0;
+  control_step_alone(g, going, phase_word);
+  for (std::uint32_t q = threadIdx.x; q < g.table.num_queues; q += 32)
+    snapshot->available[q] = g.queues[q].available_hint();
+  if (threadIdx.x != 0) return;
+  snapshot->phase_word = phase_word;
   snapshot->pending_total = load_acquire(g.state->pending_total.value);
   snapshot->status = load_acquire(g.state->status);
-  __threadfence_system();
 }
 
 // Host memory the device writes directly (zero-copy), freed with the scheduler.
@@ -268,7 +261,7 @@ void run_timesliced(DeviceRuntime& runtime) {
   launched.reserve(table.num_queues());
   for (;;) {
     runtime.drain_host_input();
-    detail::timesliced_control<Graph><<<1, 1, 0, control>>>(params.graph, snapshot.device());
+    detail::timesliced_control<Graph><<<1, 32, 0, control>>>(params.graph, snapshot.device());
     APIARY_CUDA_CHECK(cudaGetLastError());
     APIARY_CUDA_CHECK(cudaEventRecord(streams.round_done(), control));
     if (!runtime.wait(streams.round_done())) break;  // the watchdog stopped the run

@@ -21,6 +21,7 @@
 #include <apiary/cuda_graph_nodes.hpp>
 #include <apiary/device_buffer.hpp>
 #include <apiary/device_runtime.hpp>
+#include <apiary/schedulers/control_step_alone.cuh>
 #include <apiary/schedulers/timesliced.cuh>
 
 #include <cuda_runtime.h>
@@ -53,45 +54,6 @@ APIARY_HD inline std::uint32_t planned_blocks(const PhaseTableView& table, std::
   return wanted < max_blocks ? static_cast<std::uint32_t>(wanted) : max_blocks;
 }
 
-// Warp 0, all lanes: every counter the idle step decides from, in one memory round trip (lane
-// s reads pending[s] and s + 32). Relaxed loads: the caller runs alone and after the workers'
-// grids completed.
-__device__ inline IdleCounters read_idle_counters(const DeviceGraph& g) {
-  RunState& s = *g.state;
-  const std::uint32_t lane = threadIdx.x % 32, slots = g.table.num_phases + 1;
-  const bool low = lane < slots && load_relaxed(s.pending[lane].value) != 0;
-  const bool high = lane + 32 < slots && load_relaxed(s.pending[lane + 32].value) != 0;
-  IdleCounters c;
-  c.status_word = load_relaxed(s.status);
-  c.error_code = load_relaxed(s.error.code);
-  c.host_open = load_relaxed(s.host_open);
-  c.pending_total = load_relaxed(s.pending_total.value);
-  c.phase_word = load_relaxed(s.phase_word);
-  c.parked = g.waiting.parked_hint();
-  c.work = __ballot_sync(~0u, low) | (std::uint64_t(__ballot_sync(~0u, high)) << 32);
-  return c;
-}
-
-// Warp 0: the control step between two rounds (between_rounds, from counters read at once).
-// Writes whether the run goes on and the phase word after the step to lane 0's `going` and
-// `phase_word`.
-__device__ inline void graph_control_step(const DeviceGraph& g, bool& going, std::uint64_t& phase_word) {
-  const PhaseController pc = g.controller();
-  bool alive = true;
-  if (g.mailbox != nullptr) {  // host input first: it adds pending tasks (as between_rounds)
-    if (threadIdx.x == 0) {
-      alive = pc.running();  // a run that ended takes no more host input
-      if (alive) g.drain_host_input();
-    }
-    alive = __shfl_sync(~0u, alive, 0);
-    __syncwarp();  // lane 0's queue and counter writes before the other lanes' reads
-  }
-  const IdleCounters counters = read_idle_counters(g);
-  if (threadIdx.x != 0) return;
-  phase_word = counters.phase_word;
-  going = alive && pc.on_idle_alone(counters, phase_word);
-}
-
 // One block, a thread per queue (at least a warp): the control step (warp 0), then each
 // queue's plan for the round. After the end of the run it plans nothing, so the rounds queued
 // behind the end do no work. Every memory round trip here is on the round's path, hence: the
@@ -111,7 +73,7 @@ __global__ void timesliced_graph_control(const __grid_constant__ TimeslicedGraph
   cudaGridDependencySynchronize();  // the last round's workers completed (early-launch edges)
   std::int64_t available = queue_thread && g.mailbox == nullptr ? g.queues[q].available_hint() : 0;
   if (q == 0) launched = 0;
-  if (q < 32) graph_control_step(g, going, phase_word);
+  if (q < 32) control_step_alone(g, going, phase_word);
   __syncthreads();
   if (queue_thread) {
     if (g.mailbox != nullptr) available = g.queues[q].available_hint();
