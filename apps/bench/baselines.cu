@@ -109,6 +109,20 @@ struct Event {
   }
 };
 
+// Device memory, a graph and an instantiated graph, freed with the guard.
+struct DeviceMemory {
+  void* p;
+  ~DeviceMemory() { cudaFree(p); }
+};
+struct GraphOwner {
+  cudaGraph_t g;
+  ~GraphOwner() { cudaGraphDestroy(g); }
+};
+struct GraphExecOwner {
+  cudaGraphExec_t e;
+  ~GraphExecOwner() { cudaGraphExecDestroy(e); }
+};
+
 // One 64-bit word of mapped pinned host memory, and its device address.
 struct MappedWord {
   std::uint64_t* host = nullptr;
@@ -159,10 +173,7 @@ Measurement measure_graph_nodes(std::uint32_t nodes, int repeats) {
   const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);
   APIARY_CUDA_CHECK(instantiated);
-  struct ExecGuard {
-    cudaGraphExec_t e;
-    ~ExecGuard() { cudaGraphExecDestroy(e); }
-  } guard{exec};
+  GraphExecOwner guard{exec};
   APIARY_CUDA_CHECK(cudaGraphUpload(exec, stream.s));  // the upload is not part of a replay
 
   Measurement m;
@@ -178,47 +189,22 @@ Measurement measure_graph_nodes(std::uint32_t nodes, int repeats) {
 Measurement measure_graph_while(std::uint32_t iterations, int repeats) {
   std::uint32_t* counter = nullptr;
   APIARY_CUDA_CHECK(cudaMalloc(&counter, sizeof(std::uint32_t)));
-  struct Free {
-    void* p;
-    ~Free() { cudaFree(p); }
-  } counter_guard{counter};
+  DeviceMemory counter_guard{counter};
 
   cudaGraph_t graph = nullptr;
   APIARY_CUDA_CHECK(cudaGraphCreate(&graph, 0));
-  struct GraphGuard {
-    cudaGraph_t g;
-    ~GraphGuard() { cudaGraphDestroy(g); }
-  } graph_guard{graph};
+  GraphOwner graph_guard{graph};
   // reset -> WHILE(handle) { while_body }
-  cudaGraphNode_t reset = nullptr;
-  {
-    void* args[] = {&counter, &iterations};
-    cudaKernelNodeParams p{};
-    p.func = reinterpret_cast<void*>(while_reset);
-    p.gridDim = dim3(1);
-    p.blockDim = dim3(32);
-    p.kernelParams = args;
-    APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&reset, graph, nullptr, 0, &p));
-  }
+  void* reset_args[] = {&counter, &iterations};
+  const cudaGraphNode_t reset =
+      apiary::add_kernel_node(graph, reinterpret_cast<const void*>(while_reset), 32, 0, reset_args);
   const apiary::GraphWhileLoop loop = apiary::add_graph_while_loop(graph, &reset, 1);
   cudaGraphConditionalHandle handle = loop.handle;  // while_body's argument
-  cudaGraph_t body = loop.body;
-  {
-    void* args[] = {&counter, &handle};
-    cudaKernelNodeParams p{};
-    p.func = reinterpret_cast<void*>(while_body);
-    p.gridDim = dim3(1);
-    p.blockDim = dim3(32);
-    p.kernelParams = args;
-    cudaGraphNode_t body_node = nullptr;
-    APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&body_node, body, nullptr, 0, &p));
-  }
+  void* body_args[] = {&counter, &handle};
+  apiary::add_kernel_node(loop.body, reinterpret_cast<const void*>(while_body), 32, 0, body_args);
   cudaGraphExec_t exec = nullptr;
   APIARY_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  struct ExecGuard {
-    cudaGraphExec_t e;
-    ~ExecGuard() { cudaGraphExecDestroy(e); }
-  } exec_guard{exec};
+  GraphExecOwner exec_guard{exec};
 
   Stream stream;
   Events events;
@@ -313,10 +299,7 @@ Measurement measure_plain_kernel(std::uint32_t worker_size, std::uint64_t tasks,
   for (std::uint64_t i = 0; i < tasks; ++i) host[i] = static_cast<std::uint32_t>(i);
   std::uint32_t* items = nullptr;
   APIARY_CUDA_CHECK(cudaMalloc(&items, tasks * sizeof(std::uint32_t)));
-  struct Free {
-    void* p;
-    ~Free() { cudaFree(p); }
-  } guard{items};
+  DeviceMemory guard{items};
   APIARY_CUDA_CHECK(cudaMemcpy(items, host.data(), tasks * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
 
   std::uint32_t shift = 0;
@@ -378,16 +361,10 @@ Measurement measure_device_graph_relaunch(const char* shape, std::uint32_t itera
   const bool wave = how == "pdc_wave";
   WaveState* state = nullptr;
   APIARY_CUDA_CHECK(cudaMalloc(&state, sizeof(WaveState)));
-  struct Free {
-    void* p;
-    ~Free() { cudaFree(p); }
-  } state_guard{state};
+  DeviceMemory state_guard{state};
   cudaGraph_t graph = nullptr;
   APIARY_CUDA_CHECK(cudaGraphCreate(&graph, 0));
-  struct GraphGuard {
-    cudaGraph_t g;
-    ~GraphGuard() { cudaGraphDestroy(g); }
-  } graph_guard{graph};
+  GraphOwner graph_guard{graph};
   void* args[] = {&state};
   WaveState init{0, 0, iterations, {nullptr, nullptr}};
   if (wave) {
@@ -401,10 +378,7 @@ Measurement measure_device_graph_relaunch(const char* shape, std::uint32_t itera
   }
   cudaGraphExec_t exec = nullptr;
   APIARY_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagDeviceLaunch));
-  struct ExecGuard {
-    cudaGraphExec_t e;
-    ~ExecGuard() { cudaGraphExecDestroy(e); }
-  } exec_guard{exec};
+  GraphExecOwner exec_guard{exec};
   Stream stream;
   Events events;
   APIARY_CUDA_CHECK(cudaGraphUpload(exec, stream.s));

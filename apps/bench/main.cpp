@@ -134,9 +134,10 @@ Options parse(int argc, char** argv) {
     std::cerr << "error: --repeats must be at least 1\n";
     std::exit(2);
   }
-  const apiary::TimeslicedGraphConfig& tg = o.timesliced_graph;
-  if (tg.rounds_per_graph < 1 || tg.rounds_per_graph > 64 || tg.graphs_in_flight < 1 || tg.graphs_in_flight > 16) {
-    std::cerr << "error: --graph-rounds takes 1 to 64, --graphs-in-flight 1 to 16 (Config::timesliced_graph)\n";
+  try {
+    o.timesliced_graph.check("--graph-rounds/--graphs-in-flight");
+  } catch (const apiary::InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
     std::exit(2);
   }
   if (o.quick && !repeats_set) o.repeats = 3;

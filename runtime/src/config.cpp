@@ -59,11 +59,25 @@ void read_device_controller(const json& j, DeviceControllerConfig& dc, const std
 void read_timesliced_graph(const json& j, TimeslicedGraphConfig& tg, const std::string& where) {
   if (!j.is_object()) throw InputError(where, "must be an object");
   reject_unknown_keys(j, {"rounds_per_graph", "graphs_in_flight"}, where);
-  if (j.contains("rounds_per_graph")) tg.rounds_per_graph = number<std::uint32_t>(j, "rounds_per_graph", where, 1, 64);
-  if (j.contains("graphs_in_flight")) tg.graphs_in_flight = number<std::uint32_t>(j, "graphs_in_flight", where, 1, 16);
+  if (j.contains("rounds_per_graph"))
+    tg.rounds_per_graph =
+        number<std::uint32_t>(j, "rounds_per_graph", where, 1, TimeslicedGraphConfig::max_rounds_per_graph);
+  if (j.contains("graphs_in_flight"))
+    tg.graphs_in_flight =
+        number<std::uint32_t>(j, "graphs_in_flight", where, 1, TimeslicedGraphConfig::max_graphs_in_flight);
 }
 
 }  // namespace
+
+void TimeslicedGraphConfig::check(const std::string& where) const {
+  auto in_range = [&](const char* key, std::uint32_t value, std::uint32_t max_value) {
+    if (value >= 1 && value <= max_value) return;
+    throw InputError(where + ": timesliced_graph." + key,
+                     "value " + std::to_string(value) + " out of range [1, " + std::to_string(max_value) + "]");
+  };
+  in_range("rounds_per_graph", rounds_per_graph, max_rounds_per_graph);
+  in_range("graphs_in_flight", graphs_in_flight, max_graphs_in_flight);
+}
 
 std::uint64_t Config::capacity_for(const std::string& name, std::string* key) const {
   if (auto it = queue_capacities.find(name); it != queue_capacities.end()) {

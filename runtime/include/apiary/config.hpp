@@ -47,8 +47,13 @@ struct DeviceControllerConfig {
 // device. Rounds run after the end of the run do nothing; there are at most
 // rounds_per_graph x graphs_in_flight - 1 of them (a few microseconds each).
 struct TimeslicedGraphConfig {
+  static constexpr std::uint32_t max_rounds_per_graph = 64;
+  static constexpr std::uint32_t max_graphs_in_flight = 16;
   std::uint32_t rounds_per_graph = 4;
   std::uint32_t graphs_in_flight = 2;
+  // Throws InputError naming `where` and the key when a value is out of range (0 rounds would
+  // never end a run; the JSON reader refuses such values too, code may set them).
+  void check(const std::string& where) const;
 };
 
 struct Config {

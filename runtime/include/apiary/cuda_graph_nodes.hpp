@@ -13,20 +13,34 @@
 
 namespace apiary {
 
-// Adds `kernel<<<grid, threads, shared>>>(args...)` to `graph`, after the `dependencies` nodes
-// at `after` (none: a root).
-inline cudaGraphNode_t add_kernel_node(cudaGraph_t graph, const void* kernel, unsigned grid, unsigned threads,
-                                       unsigned shared, void** args, const cudaGraphNode_t* after,
-                                       std::size_t dependencies) {
+// The parameters of a kernel node `kernel<<<grid, threads, shared>>>(args...)`.
+inline cudaKernelNodeParams kernel_node_params(const void* kernel, unsigned grid, unsigned threads, unsigned shared,
+                                               void** args) {
   cudaKernelNodeParams p{};
   p.func = const_cast<void*>(kernel);
   p.gridDim = dim3(grid);
   p.blockDim = dim3(threads);
   p.sharedMemBytes = shared;
   p.kernelParams = args;
+  return p;
+}
+
+// Adds `kernel<<<grid, threads, shared>>>(args...)` to `graph`, after the `dependencies` nodes
+// at `after` (none: a root).
+inline cudaGraphNode_t add_kernel_node(cudaGraph_t graph, const void* kernel, unsigned grid, unsigned threads,
+                                       unsigned shared, void** args, const cudaGraphNode_t* after,
+                                       std::size_t dependencies) {
+  const cudaKernelNodeParams p = kernel_node_params(kernel, grid, threads, shared, args);
   cudaGraphNode_t node = nullptr;
   APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&node, graph, after, dependencies, &p));
   return node;
+}
+
+// Sets node `node` of `exec` to `kernel<<<grid, threads, shared>>>(args...)` for later launches.
+inline void set_kernel_node(cudaGraphExec_t exec, cudaGraphNode_t node, const void* kernel, unsigned grid,
+                            unsigned threads, unsigned shared, void** args) {
+  const cudaKernelNodeParams p = kernel_node_params(kernel, grid, threads, shared, args);
+  APIARY_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec, node, &p));
 }
 
 // Makes kernel node `to` depend on kernel node `from` with an early launch (programmatic

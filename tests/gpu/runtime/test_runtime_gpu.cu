@@ -828,6 +828,16 @@ TEST_CASE("ctx.stop() ends a run that would never finish", "[gpu][stop]") {
   REQUIRE(report.ok());
 }
 
+TEST_CASE("an impossible timesliced graph config is refused before the run", "[gpu][timesliced]") {
+  Config config;
+  config.timesliced_graph.graphs_in_flight = 0;
+  Runtime<StopGraph> rt{config};
+  rt.seed<Stopper>(std::vector<std::uint32_t>{0});
+  REQUIRE_THROWS_WITH(rt.run(Scheduler::timesliced_graph), Catch::Contains("timesliced_graph.graphs_in_flight"));
+  // Nothing was started: the same runtime still runs under another scheduler.
+  REQUIRE(rt.run(Scheduler::megakernel).status == RunStatus::stopped);
+}
+
 // ---- host task injection ---------------------------------------------------------------
 
 struct EchoJob {

@@ -68,6 +68,15 @@ TEST_CASE("config: timesliced graph keys and scheduler names", "[config]") {
   REQUIRE_THROWS_WITH(Config::parse(R"({"timesliced_graph": {"rounds": 2}})"),
                       Catch::Contains("unknown key 'rounds'"));
   REQUIRE_THROWS_WITH(Config::parse(R"({"timesliced_graph": 4})"), Catch::Contains("must be an object"));
+  // Set in code, checked before a run.
+  TimeslicedGraphConfig set;
+  REQUIRE_NOTHROW(set.check("here"));
+  set.rounds_per_graph = 0;
+  REQUIRE_THROWS_WITH(set.check("here"), Catch::Contains("here: timesliced_graph.rounds_per_graph") &&
+                                             Catch::Contains("out of range [1, 64]"));
+  set.rounds_per_graph = 4;
+  set.graphs_in_flight = 17;
+  REQUIRE_THROWS_WITH(set.check("here"), Catch::Contains("graphs_in_flight") && Catch::Contains("[1, 16]"));
   REQUIRE_THROWS_WITH(parse_scheduler("fastest"), Catch::Contains("tsk_graph"));
 }
 

@@ -392,13 +392,8 @@ class PdcWaveGraph {
     for (std::uint32_t q = 0; q < queues_; ++q) {
       std::uint32_t queue = q;
       void* args[] = {&last_, &queue};
-      cudaKernelNodeParams kp{};
-      kp.func = reinterpret_cast<void*>(pdc_wave_worker<Graph>);
-      kp.gridDim = dim3(1);
-      kp.blockDim = dim3(last_.layout.block_threads);
-      kp.sharedMemBytes = last_.shared;
-      kp.kernelParams = args;
-      APIARY_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec_, workers_[q], &kp));
+      set_kernel_node(exec_, workers_[q], reinterpret_cast<const void*>(pdc_wave_worker<Graph>), 1,
+                      last_.layout.block_threads, last_.shared, args);
     }
   }
 

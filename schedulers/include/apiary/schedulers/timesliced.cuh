@@ -28,7 +28,6 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <vector>
 
 namespace apiary {
@@ -63,6 +62,16 @@ struct QueueLaunch {
 APIARY_HD inline bool round_launches(const PhaseTableView& table, std::uint32_t q, PhaseWord phase,
                                      std::int64_t available) {
   return table.runs_in(q, phase.phase) && available > 0;
+}
+
+// The blocks a round gives queue q: one per `slots` tasks, at most `max_blocks` (the resident
+// blocks), or none when round_launches says no. The host plans with it (run_timesliced), the
+// graph mode's control step on the device.
+APIARY_HD inline std::uint32_t planned_blocks(const PhaseTableView& table, std::uint32_t q, PhaseWord phase,
+                                              std::int64_t available, std::uint32_t slots, std::uint32_t max_blocks) {
+  if (!round_launches(table, q, phase, available)) return 0;
+  const std::uint64_t wanted = (std::uint64_t(available) + slots - 1) / slots;
+  return wanted < max_blocks ? static_cast<std::uint32_t>(wanted) : max_blocks;
 }
 
 namespace detail {
@@ -270,10 +279,9 @@ void run_timesliced(DeviceRuntime& runtime) {
     ++rounds;
     launched.clear();
     for (std::uint32_t q = 0; q < table.num_queues(); ++q) {
-      const std::int64_t available = snapshot.host().available[q];
-      if (!round_launches(view, q, phase, available)) continue;
-      const std::uint64_t wanted = (std::uint64_t(available) + plan.layout.slots[q] - 1) / plan.layout.slots[q];
-      const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(wanted, plan.blocks()));
+      const unsigned blocks =
+          planned_blocks(view, q, phase, snapshot.host().available[q], plan.layout.slots[q], plan.blocks());
+      if (blocks == 0) continue;
       params.queue = q;
       kernel<<<blocks, plan.layout.block_threads, plan.shared, streams.stream(q)>>>(params);
       APIARY_CUDA_CHECK(cudaGetLastError());

@@ -45,15 +45,6 @@ struct TimeslicedGraphControl {
 
 namespace detail {
 
-// The blocks a round gives queue q: what the timesliced host plans (one block per `slots`
-// tasks, at most the resident blocks), or none when its task type may not run now.
-APIARY_HD inline std::uint32_t planned_blocks(const PhaseTableView& table, std::uint32_t q, PhaseWord phase,
-                                              std::int64_t available, std::uint32_t slots, std::uint32_t max_blocks) {
-  if (!round_launches(table, q, phase, available)) return 0;
-  const std::uint64_t wanted = (std::uint64_t(available) + slots - 1) / slots;
-  return wanted < max_blocks ? static_cast<std::uint32_t>(wanted) : max_blocks;
-}
-
 // One block, a thread per queue (at least a warp): the control step (warp 0), then each
 // queue's plan for the round. After the end of the run it plans nothing, so the rounds queued
 // behind the end do no work. Every memory round trip here is on the round's path, hence: the
@@ -195,30 +186,17 @@ class TimeslicedRoundGraph {
   void set_arguments() {
     for (const cudaGraphNode_t node : controls_) {
       void* args[] = {&control_};
-      cudaKernelNodeParams kp = node_params(reinterpret_cast<void*>(timesliced_graph_control<Graph>), 1,
-                                            control_threads(), 0, args);
-      APIARY_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec_, node, &kp));
+      set_kernel_node(exec_, node, reinterpret_cast<const void*>(timesliced_graph_control<Graph>), 1,
+                      control_threads(), 0, args);
     }
     for (std::size_t i = 0; i < workers_.size(); ++i) {
       TimeslicedParams params = worker_params(static_cast<std::uint32_t>(i % queues_));
       const std::uint32_t* blocks = round_blocks_.get();
       void* args[] = {&params, &blocks};
-      cudaKernelNodeParams kp = node_params(reinterpret_cast<void*>(timesliced_graph_entry<Graph>), plan_.blocks(),
-                                            plan_.layout.block_threads, plan_.shared, args);
-      APIARY_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec_, workers_[i], &kp));
+      set_kernel_node(exec_, workers_[i], reinterpret_cast<const void*>(timesliced_graph_entry<Graph>),
+                      plan_.blocks(), plan_.layout.block_threads, plan_.shared, args);
     }
     uploaded_ = false;
-  }
-
-  static cudaKernelNodeParams node_params(void* func, unsigned grid, unsigned threads, unsigned shared,
-                                          void** args) {
-    cudaKernelNodeParams kp{};
-    kp.func = func;
-    kp.gridDim = dim3(grid);
-    kp.blockDim = dim3(threads);
-    kp.sharedMemBytes = shared;
-    kp.kernelParams = args;
-    return kp;
   }
   TimeslicedParams worker_params(std::uint32_t q) const {
     TimeslicedParams params{};
@@ -245,9 +223,11 @@ class TimeslicedRoundGraph {
 
 }  // namespace detail
 
-// The launch plan of the graph mode: that of a timesliced run, for its worker kernel.
+// The launch plan of the graph mode: that of a timesliced run, for its worker kernel. Refuses
+// an impossible Config::timesliced_graph before the run.
 template <class Graph>
 ResidentBlocks plan_timesliced_graph(const PhaseTable& table, const Config& config, const DeviceInfo& device) {
+  config.timesliced_graph.check("timesliced_graph");
   return plan_resident_blocks(detail::timesliced_graph_entry<Graph>, table, config, device, "timesliced_graph");
 }
 
