@@ -137,7 +137,7 @@ void DeviceRuntime::allocate() {
   b.ws_tags = DeviceBuffer<std::uint64_t>(config_.trace ? ws_cap : 0);
   b.ws_items = DeviceBuffer<std::uint64_t>(std::size_t(ws_cap) * b.ws_stride / 8, false);
   b.ws_counters = DeviceBuffer<WaitingStorageCounters>(1);
-  b.deps = DeviceBuffer<Dependency>(config_.dependency_capacity);
+  b.deps = DeviceBuffer<Dependency>(dependency_limit());
   b.dep_next = DeviceBuffer<std::uint32_t>(1);
   if (config_.trace) {
     b.records = DeviceBuffer<TaskRecord>(config_.trace_capacity, false);
@@ -148,6 +148,14 @@ void DeviceRuntime::allocate() {
 }
 
 Dependency* DeviceRuntime::dependency_pool() const { return buffers_->deps.get(); }
+
+// The configured capacity plus what megakernel blocks may take and not hand out
+// (dependency_pool.hpp), so that every scheduler runs any graph that allocates at most the
+// configured capacity.
+std::uint32_t DeviceRuntime::dependency_limit() const {
+  const std::uint64_t limit = std::uint64_t(config_.dependency_capacity) + DependencyPool::slack(device_.sm_count);
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(limit, 0xffffffffu));
+}
 
 void DeviceRuntime::open_host_input() {
   if (!input_) input_ = std::make_unique<HostInput>(config_.host_input_capacity);
@@ -281,7 +289,7 @@ DeviceGraph DeviceRuntime::view() const {
   g.waiting.capacity = config_.waiting_storage_capacity;
   g.waiting.stride = b.ws_stride;
   g.waiting.error = &b.state.get()->error;
-  g.pool = DependencyPool{b.deps.get(), b.dep_next.get(), config_.dependency_capacity};
+  g.pool = DependencyPool{b.deps.get(), b.dep_next.get(), config_.dependency_capacity, dependency_limit()};
   if (config_.trace) {
     g.trace = TraceWriter{b.records.get(), b.events.get(), b.cursors.get(), config_.trace_capacity,
                           config_.trace_event_capacity};
@@ -432,7 +440,7 @@ Report DeviceRuntime::build_report(const RunState& state) const {
   }
   std::uint32_t used = 0;
   to_host(&used, b.dep_next.get());
-  used = std::min(used, config_.dependency_capacity);
+  used = std::min(used, dependency_limit());
   if (used > 0) {
     std::vector<Dependency> deps(used);
     to_host(deps.data(), b.deps.get(), used);

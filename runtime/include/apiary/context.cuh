@@ -42,9 +42,11 @@ class Context {
   using BlockHandoff = Handoff<max_item_bytes>;
 
   // `handoff`: the block's hand-off slot, where the scheduler offers one (handoff.hpp).
+  // `dependencies`: the block's share of the dependency pool, where the block lives for the
+  // whole run (the megakernel; dependency_pool.hpp).
   __device__ Context(const DeviceGraph& graph, std::uint32_t queue, std::uint32_t trace_task,
-                     BlockHandoff* handoff = nullptr)
-      : g_(&graph), queue_(queue), trace_task_(trace_task), handoff_(handoff) {}
+                     BlockHandoff* handoff = nullptr, BlockDependencies* dependencies = nullptr)
+      : g_(&graph), queue_(queue), trace_task_(trace_task), handoff_(handoff), dependencies_(dependencies) {}
 
   // Scheduler use: whether this thread put a ready task into the block's hand-off slot
   // (ctx.spawn_next, or a release it routed there) or readied the task held there (its
@@ -162,6 +164,7 @@ class Context {
   __device__ void resolve(Dependency& dep) const {
     const std::uint64_t id = dependency_id(dep);
     record(DependencyEventKind::resolve, id, 0, no_task);
+    if (&dep == held_) return resolve_held_here(dep);
     apiary::resolve(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); }, [&] { completed_ = &dep; });
   }
 
@@ -170,6 +173,7 @@ class Context {
   __device__ void resolve_after_fence(Dependency& dep) const {
     const std::uint64_t id = dependency_id(dep);
     record(DependencyEventKind::resolve, id, 0, no_task);
+    if (&dep == held_) return resolve_held_here(dep);
     apiary::resolve_after_fence(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); },
                                 [&] { completed_ = &dep; });
   }
@@ -185,8 +189,9 @@ class Context {
   }
   // The same, as an index for ctx.dependency(i) (fits in work items); no_slot when exhausted.
   __device__ std::uint32_t new_dependency_index() const {
-    const std::uint32_t i = DeviceAtomic<std::uint32_t>(*g_->pool.next).fetch_add(1, mo::relaxed);
-    if (i < g_->pool.capacity) return i;
+    const DependencyPool& pool = g_->pool;
+    const std::uint32_t i = dependencies_ != nullptr ? dependencies_->take(pool) : pool.take(1);
+    if (i < pool.limit) return i;
     raise_error(g_->state->error, ErrorCode::dependency_pool_full, 0, g_->pool.capacity, std::uint64_t(i) + 1);
     return no_slot;
   }
@@ -271,6 +276,11 @@ class Context {
     enqueue(q, buffer, g_->queues[q].stride, id, route);
   }
 
+  // A resolution of the dependency this thread held its continuation on (resolve_own_hold).
+  __device__ void resolve_held_here(Dependency& dep) const {
+    if (resolve_own_hold(dep)) completed_ = &dep;
+  }
+
   __device__ void record(DependencyEventKind kind, std::uint64_t id, std::int32_t count, std::uint32_t queue) const {
     if (!g_->trace.enabled()) return;
     g_->trace.event(DependencyEvent{global_timer_ns(), id, static_cast<std::uint32_t>(kind), trace_task_, count, queue});
@@ -280,6 +290,7 @@ class Context {
   std::uint32_t queue_;
   std::uint32_t trace_task_;
   BlockHandoff* handoff_;
+  BlockDependencies* dependencies_;
   mutable bool handed_off_ = false;  // this thread put a ready task into the slot (handed_off())
   mutable Dependency* held_ = nullptr;       // the dependency this thread's task held its continuation on
   mutable Dependency* completed_ = nullptr;  // a held wait that a resolution of this thread completed

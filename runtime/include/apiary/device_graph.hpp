@@ -4,6 +4,7 @@
 #pragma once
 
 #include <apiary/dependency.hpp>
+#include <apiary/dependency_pool.hpp>
 #include <apiary/host_input.hpp>
 #include <apiary/phase_table.hpp>
 #include <apiary/queue.hpp>
@@ -14,12 +15,6 @@
 #include <cstdint>
 
 namespace apiary {
-
-struct DependencyPool {
-  Dependency* deps = nullptr;
-  std::uint32_t* next = nullptr;  // bump allocator cursor
-  std::uint32_t capacity = 0;
-};
 
 struct DeviceGraph {
   QueueView queues[max_queues];

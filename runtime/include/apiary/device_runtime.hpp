@@ -53,6 +53,7 @@ class DeviceRuntime {
   void seed(std::uint32_t queue, const void* items, std::size_t count, std::size_t item_size);
   // The runtime's dependency pool (Config::dependency_capacity entries, zeroed before each run).
   Dependency* dependency_pool() const;
+  std::uint32_t dependency_limit() const;  // dependencies allocated: the capacity plus blocks' shares
 
   // Host task injection (host_input.hpp). open_host_input() before run(): the run then lasts
   // until close_host_input(). submit() may be called from any thread while input is open.

@@ -49,11 +49,11 @@
 // (its barriers and batch set-up), while the hop needs nothing but this slot's bookkeeping.
 //
 // Header-only and __host__ __device__ so the CPU stress tests run the same code. On the
-// device the slot lives in shared memory and is accessed with shared-memory instructions:
-// the same accesses through generic addresses cost about 300 more cycles per hop in a
-// profiled build on an H200.
+// device the slot lives in shared memory and is accessed with shared-memory instructions
+// (block_atomic.hpp).
 #pragma once
 
+#include <apiary/block_atomic.hpp>
 #include <apiary/dependency.hpp>
 #include <apiary/gate.hpp>
 #include <apiary/platform.hpp>
@@ -64,39 +64,6 @@
 #include <cstdint>
 
 namespace apiary {
-
-namespace detail {
-#if APIARY_DEVICE_CODE
-__device__ inline std::uint32_t shared_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ inline std::uint32_t block_load(const std::uint32_t& word) {
-  std::uint32_t v;
-  asm volatile("ld.relaxed.cta.shared.u32 %0, [%1];" : "=r"(v) : "r"(shared_address(&word)) : "memory");
-  return v;
-}
-__device__ inline void block_store(std::uint32_t& word, std::uint32_t v) {
-  asm volatile("st.relaxed.cta.shared.u32 [%0], %1;" ::"r"(shared_address(&word)), "r"(v) : "memory");
-}
-__device__ inline bool block_cas(std::uint32_t& word, std::uint32_t expected, std::uint32_t desired) {
-  std::uint32_t old;
-  asm volatile("atom.relaxed.cta.shared.cas.b32 %0, [%1], %2, %3;"
-               : "=r"(old)
-               : "r"(shared_address(&word)), "r"(expected), "r"(desired)
-               : "memory");
-  return old == expected;
-}
-#else
-using BlockAtomic = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_block>;
-inline std::uint32_t block_load(const std::uint32_t& word) {
-  return BlockAtomic(const_cast<std::uint32_t&>(word)).load(mo::relaxed);
-}
-inline void block_store(std::uint32_t& word, std::uint32_t v) { BlockAtomic(word).store(v, mo::relaxed); }
-inline bool block_cas(std::uint32_t& word, std::uint32_t expected, std::uint32_t desired) {
-  return BlockAtomic(word).compare_exchange_strong(expected, desired, mo::relaxed, mo::relaxed);
-}
-#endif
-}  // namespace detail
 
 template <std::uint32_t Bytes>
 struct Handoff {

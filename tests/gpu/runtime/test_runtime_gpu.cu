@@ -806,6 +806,57 @@ TEST_CASE("seeding more than a queue holds is refused before the run", "[gpu][ca
                       Catch::Contains("queue 'Child'") && Catch::Contains("queue_capacities.Child"));
 }
 
+// The dependency pool (dependency_pool.hpp): megakernel blocks take its indices a share at a
+// time, and every scheduler must still give a run its configured capacity, each index once;
+// beyond what the pool holds, the run ends with an error naming the config key.
+struct Spender {
+  struct Item {
+    std::uint32_t first;  // this task's place in `got`
+    std::uint32_t count;  // allocations, spread over the worker's threads
+    std::uint32_t* got;   // the indices, as allocated
+  };
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Spender";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const {
+    for (std::uint32_t i = w.rank(); i < item.count; i += w.size()) item.got[item.first + i] = ctx.new_dependency_index();
+  }
+};
+using SpendGraph = PhaseQueue<Phaseless<Spender>>;
+
+TEST_CASE("the dependency pool gives every run its configured capacity, each index once, and then a clear error",
+          "[gpu][dependency][capacity]") {
+  const Scheduler scheduler = each_scheduler();
+  const std::uint32_t tasks = 4096, per_task = 37;  // not a multiple of a block's share
+  const std::uint32_t capacity = tasks * per_task;
+  DeviceBuffer<std::uint32_t> got(capacity);
+  std::vector<Spender::Item> items;
+  for (std::uint32_t t = 0; t < tasks; ++t) items.push_back({t * per_task, per_task, got.get()});
+  Config config;
+  config.dependency_capacity = capacity;
+  Runtime<SpendGraph> rt{config};
+  rt.seed<Spender>(items);
+  const Report report = rt.run(scheduler);
+  INFO(report.format());
+  REQUIRE(report.ok());
+  std::vector<std::uint32_t> indices = download(got);
+  std::sort(indices.begin(), indices.end());
+  REQUIRE(std::adjacent_find(indices.begin(), indices.end()) == indices.end());
+  REQUIRE(indices.back() != no_slot);
+
+  // Twice the capacity plus everything the blocks' shares could keep: more than the pool holds.
+  const std::uint32_t beyond = 2 * capacity + DependencyPool::slack(rt.device().sm_count);
+  DeviceBuffer<std::uint32_t> more(beyond);
+  Runtime<SpendGraph> over{config};
+  std::vector<Spender::Item> greedy;
+  for (std::uint32_t first = 0; first < beyond; first += 1024) greedy.push_back({first, std::min(1024u, beyond - first), more.get()});
+  over.seed<Spender>(greedy);
+  REQUIRE_THROWS_WITH(over.run(scheduler), Catch::Contains("dependency pool is exhausted") &&
+                                               Catch::Contains(std::to_string(capacity) + " dependencies") &&
+                                               Catch::Contains("dependency_capacity"));
+}
+
 struct Stopper {
   using Item = std::uint32_t;
   static constexpr unsigned threads = 1;

@@ -265,6 +265,20 @@ TEST_CASE("dependency: held_done fires once, for the last resolution after the h
     REQUIRE(done == 1);
     end_hold(dep);
   }
+  SECTION("the holder's own resolution (resolve_own_hold): complete only as the last one") {
+    hold(dep, 2);
+    REQUIRE_FALSE(resolve_own_hold(dep));
+    REQUIRE(done == 0);
+    REQUIRE_FALSE(resolve(dep, release, held_done));
+    REQUIRE(done == 1);
+    end_hold(dep);
+    REQUIRE(dep.counter() == 0);
+    REQUIRE_FALSE(resolve(dep, release, held_done));
+    hold(dep, 2);
+    REQUIRE(resolve_own_hold(dep));  // the other one came before the hold
+    end_hold(dep);
+    REQUIRE(done == 1);
+  }
   SECTION("all before the hold: no resolution completes it, the holder's poll does") {
     REQUIRE_FALSE(resolve(dep, release, held_done));
     hold(dep, 1);
@@ -302,6 +316,9 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
   // the holding task; the holder then polls only after the run, as no block polls its slot
   // while its own tasks run).
   const bool resolver_readies = GENERATE(false, true);
+  // Whether a holder may be one of its wait's resolvers (Context::resolve of the dependency its
+  // task held on: resolve_own_hold, right after the hold).
+  const bool holders_resolve = GENERATE(false, true);
   std::mt19937_64 rng(Catch::rngSeed() + 29);
   enum class Kind : std::uint8_t { hold, park, resolve };
   struct HoldOp {
@@ -309,13 +326,14 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
     Kind kind;
   };
   std::vector<std::uint32_t> needed(deps);
-  std::vector<bool> held(deps);
+  std::vector<bool> held(deps), own_resolution(deps);
   std::vector<HoldOp> ops;
   for (std::uint32_t d = 0; d < deps; ++d) {
     needed[d] = 1 + static_cast<std::uint32_t>(rng() % 8);
     held[d] = rng() % 2 == 0;
+    own_resolution[d] = held[d] && holders_resolve && rng() % 2 == 0;
     ops.push_back({d, held[d] ? Kind::hold : Kind::park});
-    for (std::uint32_t r = 0; r < needed[d]; ++r) ops.push_back({d, Kind::resolve});
+    for (std::uint32_t r = own_resolution[d] ? 1 : 0; r < needed[d]; ++r) ops.push_back({d, Kind::resolve});
   }
   std::shuffle(ops.begin(), ops.end(), rng);
 
@@ -346,6 +364,16 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
       switch (ops[i].kind) {
         case Kind::hold:
           hold(dependency[d], std::int32_t(needed[d]));
+          if (own_resolution[d]) {
+            resolved[d].fetch_add(1);
+            if (resolve_own_hold(dependency[d]) && resolver_readies) {  // what ready_own_hold does
+              end_hold(dependency[d]);
+              readied[d] = true;
+              run(d);
+            }
+            // Otherwise the holder's block polls after the task (below, after the run).
+            break;
+          }
           if (!resolver_readies && held_ready(dependency[d])) {  // one poll now; the rest after the run
             taken_at_hold[d] = true;
             run(d);

@@ -91,8 +91,8 @@ __device__ bool next_local_link(const Worker& worker, Handoff<B>& handoff, std::
 // One worker runs its share of a batch: tasks slot, slot + slots, ...
 template <class Graph, class T>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
-                                 BlockHandoff<Graph>& handoff, std::byte* smem, std::uint32_t slot,
-                                 std::uint32_t rank) {
+                                 BlockHandoff<Graph>& handoff, BlockDependencies* dependencies, std::byte* smem,
+                                 std::uint32_t slot, std::uint32_t rank) {
   using Item = typename T::Item;
   const std::uint32_t q = batch.queue;
   const std::uint32_t size = g.table.worker_size[q];
@@ -126,7 +126,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
         task = trace_index[slot];
         start = global_timer_ns();
       }
-      const Context<Graph> ctx(g, q, task, &handoff);
+      const Context<Graph> ctx(g, q, task, &handoff, dependencies);
       T{}(worker, item, ctx);
       ctx.ready_own_hold();
       handed_off = ctx.handed_off();
@@ -143,13 +143,13 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
 
 template <class Graph>
 __device__ void run_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
-                          BlockHandoff<Graph>& handoff, std::byte* smem) {
+                          BlockHandoff<Graph>& handoff, BlockDependencies* dependencies, std::byte* smem) {
   const std::uint32_t q = batch.queue;
   const std::uint32_t slot = threadIdx.x / layout.slot_size[q];
   const std::uint32_t rank = threadIdx.x % layout.slot_size[q];
   if (slot >= layout.slots[q] || rank >= g.table.worker_size[q]) return;
   dispatch_code(typename GraphTraits<Graph>::Codes{}, g.table.code[q],
-                [&]<class T>() { run_worker_tasks<Graph, T>(g, layout, batch, handoff, smem, slot, rank); });
+                [&]<class T>() { run_worker_tasks<Graph, T>(g, layout, batch, handoff, dependencies, smem, slot, rank); });
 }
 
 }  // namespace detail
@@ -169,11 +169,12 @@ __device__ inline void prepare_worker_barriers(const DeviceGraph& g, const Block
 
 // All threads: run the batch (each worker frees its tasks' queue slots), report it finished
 // (counting the task it handed off, if any). Ends with a block-wide barrier, so `batch` may
-// be overwritten afterwards.
+// be overwritten afterwards. `dependencies`: the block's share of the dependency pool, for a
+// block that lives for the whole run (nullptr: tasks allocate from the pool itself).
 template <class Graph>
 __device__ void execute_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
-                              BlockHandoff<Graph>& handoff, std::byte* smem) {
-  run_batch<Graph>(g, layout, batch, handoff, smem);
+                              BlockHandoff<Graph>& handoff, BlockDependencies* dependencies, std::byte* smem) {
+  run_batch<Graph>(g, layout, batch, handoff, dependencies, smem);
   __syncthreads();
   if (threadIdx.x == 0) finish_batch(g.queues, g.controller(), handoff, batch);
   __syncthreads();

@@ -97,6 +97,7 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
   __shared__ Batch batch;
   __shared__ std::uint32_t rotor;
   __shared__ BlockHandoff<Graph> handoff;
+  __shared__ BlockDependencies dependencies;  // lives as long as the run: it may keep a share of the pool
   const DeviceGraph& g = params.graph;
   const BlockLayout& layout = params.layout;
   zero_dynamic_shared(smem);
@@ -104,6 +105,7 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
     rotor = blockIdx.x % g.table.num_queues;
     handoff.reset();
     handoff.hold_accept = layout.handoff ? holdable_queues(g) : 0;
+    dependencies.reset();
   }
   __syncthreads();
   for (;;) {
@@ -126,7 +128,7 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
     }
     __syncthreads();
     if (batch.stop) break;
-    execute_batch<Graph>(g, layout, batch, handoff, smem);
+    execute_batch<Graph>(g, layout, batch, handoff, &dependencies, smem);
   }
 }
 

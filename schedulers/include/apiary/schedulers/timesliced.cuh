@@ -148,7 +148,7 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
     }
     __syncthreads();
     if (batch.stop) break;
-    execute_batch<Graph>(g, layout, batch, handoff, smem);
+    execute_batch<Graph>(g, layout, batch, handoff, nullptr, smem);  // the block ends with the launch
   }
   if (threadIdx.x == 0) DeviceAtomic<std::uint32_t>(g.state->live_blocks[q]).fetch_sub(1, mo::relaxed);
 }
