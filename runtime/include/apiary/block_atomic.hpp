@@ -23,8 +23,11 @@ __device__ inline std::uint32_t block_load(const std::uint32_t& word) {
 __device__ inline void block_store(std::uint32_t& word, std::uint32_t v) {
   asm volatile("st.relaxed.cta.shared.u32 [%0], %1;" ::"r"(shared_address(&word)), "r"(v) : "memory");
 }
-__device__ inline void block_store(std::uint64_t& word, std::uint64_t v) {
-  asm volatile("st.relaxed.cta.shared.u64 [%0], %1;" ::"r"(shared_address(&word)), "l"(v) : "memory");
+// An atomic store, for a word that other threads update with atomics meanwhile (a plain
+// store there is a race to compute-sanitizer's racecheck, which knows atomics only).
+__device__ inline void block_exchange(std::uint64_t& word, std::uint64_t v) {
+  std::uint64_t old;
+  asm volatile("atom.relaxed.cta.shared.exch.b64 %0, [%1], %2;" : "=l"(old) : "r"(shared_address(&word)), "l"(v) : "memory");
 }
 __device__ inline bool block_cas(std::uint32_t& word, std::uint32_t expected, std::uint32_t desired) {
   std::uint32_t old;
@@ -46,7 +49,7 @@ inline std::uint32_t block_load(const std::uint32_t& word) {
   return BlockAtomic<std::uint32_t>(const_cast<std::uint32_t&>(word)).load(mo::relaxed);
 }
 inline void block_store(std::uint32_t& word, std::uint32_t v) { BlockAtomic<std::uint32_t>(word).store(v, mo::relaxed); }
-inline void block_store(std::uint64_t& word, std::uint64_t v) { BlockAtomic<std::uint64_t>(word).store(v, mo::relaxed); }
+inline void block_exchange(std::uint64_t& word, std::uint64_t v) { BlockAtomic<std::uint64_t>(word).exchange(v, mo::relaxed); }
 inline bool block_cas(std::uint32_t& word, std::uint32_t expected, std::uint32_t desired) {
   return BlockAtomic<std::uint32_t>(word).compare_exchange_strong(expected, desired, mo::relaxed, mo::relaxed);
 }

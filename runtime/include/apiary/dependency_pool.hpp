@@ -61,7 +61,7 @@ struct BlockDependencies {
     const std::uint32_t fresh = pool.take(DependencyPool::share);
     // Published even when the pool is exhausted: the indices it hands out are then >= limit
     // too, and the run fails on the first of them (the error stops it).
-    detail::block_store(word, (std::uint64_t(fresh) << 32) | 1u);
+    detail::block_exchange(word, (std::uint64_t(fresh) << 32) | 1u);
     return fresh;
   }
 };
