@@ -45,7 +45,11 @@ template <std::uint32_t B>
 APIARY_HD bool next_handed_off(const QueueView* queues, const PhaseController& pc, Handoff<B>& handoff,
                                const Batch& previous, Batch& next) {
   if (!handoff.full() || !handoff.ready()) return false;
-  const bool ending = handoff.stopping != 0 || (handoff.status_due() && !pc.running());
+  bool ending = handoff.stopping != 0;
+  if (!ending && handoff.status_due()) {
+    count_deferred(queues, handoff);  // the hops' executed counts go with the status read (defer_count)
+    ending = !pc.running();
+  }
   if (!ending) {
     next = handed_off_batch(previous, handoff.queue);
     return true;
