@@ -20,7 +20,7 @@
 //    until then, and schedulers only accept queues eligible in the batch's phase, which
 //    cannot end while the batch runs.
 //  - Statistics and heartbeat: the executed count and the watchdog's progress counter are
-//    added once per `check_every` hops (and when the chain ends).
+//    added once per `check_every` hops, with the status read below (and when the chain ends).
 //  - Run status: read once per `check_every` hops, and at once after a task of this block
 //    called ctx.stop(). A stop or error from elsewhere may so let up to check_every - 1
 //    handed-off tasks run after it, as a batch claimed before the stop runs to its end.
@@ -44,9 +44,10 @@
 // until a word many tasks wait on reaches a count (a barrier's arrivals), instead of a
 // dependency of its own. Nothing else releases it, so only a block that holds it can run it.
 //
-// Local hops (take_local_hop): the worker that ran a handed-off task takes the task that task
-// handed off to its own queue itself, without going back through the block's scheduling loop
-// (its barriers and batch set-up), while the hop needs nothing but this slot's bookkeeping.
+// Local hops (take_local_hop, handoff_batches.hpp): the worker that ran a handed-off task
+// takes the task that task handed off to its own queue itself, without going back through the
+// block's scheduling loop (its barriers and batch set-up), while the hop needs nothing but
+// this slot's bookkeeping and, once per check_every hops, the run status read above.
 //
 // Header-only and __host__ __device__ so the CPU stress tests run the same code. On the
 // device the slot lives in shared memory and is accessed with shared-memory instructions
@@ -190,23 +191,24 @@ struct Handoff {
     return true;
   }
 
-  // Thread 0, right after the task of a handed-off batch of one (queue q) ran: takes the task
-  // it handed off as the next hop when that hop touches no global memory — a fresh task of
-  // queue q that waits for nothing (any more: take_own_hold), no ctx.stop() in the block, the
-  // run status not due, the executed count deferrable — doing exactly what finish_batch and
-  // next_handed_off would do for it (handoff_batches.hpp). The worker then runs it at once,
-  // as a batch identical to the one that ran (a chain, block_runner.cuh). False: the
-  // scheduler's loop finishes the batch and takes the hop (every check_every hops, at least).
-  APIARY_HD bool take_local_hop(std::uint32_t q) {
+  // Thread 0, right after the task of a handed-off batch of one (queue q) ran: whether the
+  // task it handed off can be the next hop in this worker (a local hop, take_local_hop in
+  // handoff_batches.hpp) — a fresh task of queue q that waits for nothing (any more:
+  // take_own_hold), no ctx.stop() in the block, the executed count deferrable.
+  APIARY_HD bool local_hop_possible(std::uint32_t q) const {
     if (!full() || fresh == 0 || queue != q) return false;
     if (waits_on != nullptr || gate.word != nullptr || detail::block_load(stopping) != 0) return false;
-    if (unchecked + 1 >= check_every) return false;
-    if (uncounted != 0 && uncounted_queue != q) return false;
-    fresh = 0;        // finish_batch: counted with the batch (deferred: same queue, same phase)
-    defer_count(q);   // cannot fail (checked above)
-    ++unchecked;      // status_due(): not due (checked above)
-    return true;
+    return uncounted == 0 || uncounted_queue == q;
   }
+  // Takes that hop, doing what finish_batch would do for it: counted with the batch
+  // (deferred: same queue, same phase).
+  APIARY_HD void take_hop(std::uint32_t q) {
+    fresh = 0;
+    defer_count(q);  // cannot fail (local_hop_possible)
+  }
+  // The status read that a local hop made found the run ending: the scheduler's loop reads it
+  // again before the next hop (next_handed_off) and ends the chain there.
+  APIARY_HD void recheck_status() { unchecked = check_every - 1; }
 
  private:
   // try_take / try_hold: q must be in `mask`, and the slot free.

@@ -92,8 +92,11 @@ struct PhaseController {
     release_fence();
     DeviceAtomic<std::uint64_t>(pending(table->pending_slot(q))).fetch_sub(k, mo_after_release_fence());
     DeviceAtomic<std::uint64_t>(state->pending_total.value).fetch_sub(k, mo_after_release_fence());
-    DeviceAtomic<std::uint64_t>(state->progress).fetch_add(1, mo::relaxed);
+    heartbeat();
   }
+
+  // The watchdog's progress counter: something finished.
+  APIARY_HD void heartbeat() const { DeviceAtomic<std::uint64_t>(state->progress).fetch_add(1, mo::relaxed); }
 
   // The same, for a batch whose tasks handed one task of queue `next` off to the block
   // (handoff.hpp): that task is counted here, not when it was spawned. Its count is added
@@ -110,7 +113,7 @@ struct PhaseController {
       DeviceAtomic<std::uint64_t>(pending(from)).fetch_sub(k - 1, mo_after_release_fence());
     }
     if (k > 1) DeviceAtomic<std::uint64_t>(state->pending_total.value).fetch_sub(k - 1, mo_after_release_fence());
-    DeviceAtomic<std::uint64_t>(state->progress).fetch_add(1, mo::relaxed);
+    heartbeat();
   }
 
   APIARY_HD PhaseWord current() const { return PhaseWord::unpack(load_acquire(state->phase_word)); }

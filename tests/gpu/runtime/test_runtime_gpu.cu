@@ -767,6 +767,33 @@ TEST_CASE("the watchdog stops a run that makes no progress", "[gpu][stall]") {
   REQUIRE_THROWS_WITH(rt.run(scheduler), Catch::Contains("watchdog") && Catch::Contains("watchdog_seconds"));
 }
 
+// A chain of continuations runs as hand-off hops that finish no batch (handoff.hpp); every
+// check_every hops they check in (handoff_batches.hpp): the watchdog must see them progress.
+struct Relay {
+  using Item = std::uint32_t;  // links left
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Relay";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& left, Ctx& ctx) const {
+    if (left > 0) ctx.template spawn_next<Relay>(left - 1);
+  }
+};
+using RelayGraph = PhaseQueue<Phaseless<Relay>>;
+
+TEST_CASE("a long chain of continuations keeps the watchdog's heartbeat going", "[gpu][stall][handoff]") {
+  const Scheduler scheduler = each_scheduler();
+  const std::uint32_t links = 400'000;  // ~0.4 s at ~1 us per hop, 8x the watchdog's limit
+  Config config;
+  config.watchdog_seconds = 0.05;
+  Runtime<RelayGraph> rt{config};
+  rt.seed<Relay>(std::vector<std::uint32_t>{links});
+  const Report report = rt.run(scheduler);
+  INFO(report.format());
+  REQUIRE(report.ok());
+  REQUIRE(report.executed("Relay") == links + 1);
+}
+
 struct Child {
   using Item = std::uint32_t;
   static constexpr unsigned threads = 1;

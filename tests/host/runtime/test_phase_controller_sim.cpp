@@ -217,7 +217,7 @@ struct Sim {
         run_task(b.queue, item);
       }
       // A handed-off batch of one goes on with the local hops its tasks hand it.
-      while (local_hops && b.handed_off && slot.take_local_hop(b.queue)) {
+      while (local_hops && b.handed_off && take_local_hop(views.data(), pc, slot, b.queue)) {
         local_hops_taken.fetch_add(1, std::memory_order_relaxed);
         run_from_slot();
       }

@@ -71,7 +71,7 @@ __device__ bool take_task(const QueueView& queue, Handoff<B>& handoff, const Bat
 }
 
 // The worker of a handed-off batch of one, after its task: whether the task it handed off
-// runs next in this worker (Handoff::take_local_hop). Every thread of the worker gets the answer.
+// runs next in this worker (take_local_hop, handoff_batches.hpp). Every thread of the worker gets the answer.
 // `handed_off`: this thread put a ready task into the slot (Context::handed_off). A task that
 // handed nothing off (it ended a chain, or held its continuation for a dependency or a gate)
 // costs one vote, not the barrier pair around the slot's check (measured on an H100 against
@@ -79,11 +79,12 @@ __device__ bool take_task(const QueueView& queue, Handoff<B>& handoff, const Bat
 // worker of one thread needs no barrier either: its barrier is a fence (Worker::sync), which
 // would wait for the task's last atomics (a held chain's hop 2.64 -> 2.93 us under the MK).
 template <std::uint32_t B>
-__device__ bool next_local_link(const Worker& worker, Handoff<B>& handoff, std::uint32_t q, bool handed_off) {
+__device__ bool next_local_link(const DeviceGraph& g, const Worker& worker, Handoff<B>& handoff, std::uint32_t q,
+                                bool handed_off) {
   if (!worker.may_any(handed_off)) return false;
-  if (worker.size() == 1) return handoff.take_local_hop(q);
+  if (worker.size() == 1) return take_local_hop(g.queues, g.controller(), handoff, q);
   worker.sync();  // every thread of the task is done; what it put in the slot is visible
-  if (worker.rank() == 0) handoff.chained = handoff.take_local_hop(q);
+  if (worker.rank() == 0) handoff.chained = take_local_hop(g.queues, g.controller(), handoff, q);
   worker.sync();
   return handoff.chained != 0;
 }
@@ -137,7 +138,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
                                               blockIdx.x, std::uint16_t(slot), phase, batch.phase.epoch});
       }
     }
-    if (!chains || !next_local_link(worker, handoff, q, handed_off)) return;
+    if (!chains || !next_local_link(g, worker, handoff, q, handed_off)) return;
   }
 }
 
