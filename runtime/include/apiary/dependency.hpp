@@ -136,21 +136,14 @@ APIARY_HD inline void end_hold(Dependency& dep) {
 // hold): true if it completed the wait. No device-scope release: the waiting task runs in
 // this thread's block (or, when the run ends first, leaves through a queue, which publishes
 // it), and that block sees this thread's work without one; the resolvers on other blocks
-// need nothing from it. Relaxed: the hold's reduction just before, to the same word, stays
-// ordered before it, and nothing waits for that reduction to reach L2, which a release fence
-// would (a held chain's hop paid that round trip: docs/benchmarks.md). Acquire once complete:
-// the other resolvers' work. A hold cannot reach 0 here, so nothing is released.
+// need nothing from it. So no fence waits for the hold's reduction just before (to the same
+// word, which stays ordered before this atomic) to reach L2, as the release of an acq_rel
+// resolution does (a held chain's hop paid that round trip: docs/benchmarks.md). Acquire:
+// the other resolvers' work, when this completes the wait (an acquire fence after a relaxed
+// atomic would be a full fence again). A hold cannot reach 0 here, so nothing is released.
 APIARY_HD inline bool resolve_own_hold(Dependency& dep) {
-#if APIARY_DEVICE_CODE
-  const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::relaxed);
-  if (Dependency::counter_of(before) != held_offset + 1) return false;
-  cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_device);
-  return true;
-#else
-  // CPU threads: ThreadSanitizer ignores fences, so the atomic itself orders.
-  const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::acq_rel);
+  const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::acquire);
   return Dependency::counter_of(before) == held_offset + 1;
-#endif
 }
 
 // The holding block: true once the held wait's n resolutions came; it then ends the hold.
