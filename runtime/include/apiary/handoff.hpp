@@ -183,7 +183,7 @@ struct Handoff {
   // status is read (next_handed_off), so at most check_every hops wait: one bound for both.
   // (Each with a bound of its own, the two fell out of step and a chain left its local hops
   // for the scheduler's loop twice per check_every hops: 1,179 batches for 10,000 links, at
-  // ~7,100 cycles each against ~1,440 for a local hop, H100, profiled build.)
+  // ~7,100 cycles each against ~1,320 for a local hop, H100, profiled build.)
   APIARY_HD bool defer_count(std::uint32_t q) {
     if (uncounted != 0 && uncounted_queue != q) return false;
     uncounted_queue = q;

@@ -87,7 +87,7 @@ APIARY_HD void give_back_held(const QueueView* queues, Handoff<B>& handoff) {
 // scheduler's loop, doing what finish_batch and next_handed_off would do for it. The worker
 // then runs it at once, as a batch identical to the one that ran (a chain, block_runner.cuh).
 // Once per check_every hops the hop checks in here (one load and two reductions): leaving
-// for the scheduler's loop to do that instead cost ~7,100 cycles against ~1,440 for a local
+// for the scheduler's loop to do that instead cost ~7,100 cycles against ~1,320 for a local
 // hop (H100, profiled build), i.e. ~440 cycles per link of a chain at one exit per 16 hops.
 // False: the scheduler's loop finishes the batch and takes the hop (a waiting task, another
 // queue, ctx.stop() in the block, or the run ending).
