@@ -180,7 +180,8 @@ struct Handoff {
 
   // Thread 0: defers the executed count of a hop from queue q; false when the count must be
   // added now (another queue's count is pending). The deferred counts are added when the run
-  // status is read (next_handed_off), so at most check_every hops wait: one bound for both.
+  // status is read (check_in in handoff_batches.hpp: from next_handed_off or a local hop), so
+  // at most check_every hops wait: one bound for both.
   // (Each with a bound of its own, the two fell out of step and a chain left its local hops
   // for the scheduler's loop twice per check_every hops: 1,179 batches for 10,000 links, at
   // ~7,100 cycles each against ~1,320 for a local hop, H100, profiled build.)
