@@ -20,10 +20,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 template <class T>
-void to_device(T* dst, const T* src, std::size_t count = 1) {
-  APIARY_CUDA_CHECK(cudaMemcpy(dst, src, count * sizeof(T), cudaMemcpyHostToDevice));
-}
-template <class T>
 void to_host(T* dst, const T* src, std::size_t count = 1) {
   APIARY_CUDA_CHECK(cudaMemcpy(dst, src, count * sizeof(T), cudaMemcpyDeviceToHost));
 }
@@ -68,8 +64,35 @@ struct DeviceRuntime::Buffers {
   DeviceBuffer<TaskRecord> records;
   DeviceBuffer<DependencyEvent> events;
   DeviceBuffer<TraceCursors> cursors;
+  DeviceBuffer<RunSummary> summary;
   std::uint64_t* pinned = nullptr;  // [0] progress read-back, [1] status to write
   bool failed = false;
+};
+
+// Pinned host memory for what a run copies without waiting: the seeds on their way to the
+// device (an arena, emptied when a run ends, since by then every copy from it is done) and
+// the summary on its way back.
+struct DeviceRuntime::Staging {
+  Staging() {
+    APIARY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&summary), sizeof(RunSummary)));
+    grow(std::size_t(64) << 10);
+  }
+  ~Staging() {
+    if (summary) cudaFreeHost(summary);
+    if (arena) cudaFreeHost(arena);
+  }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  void grow(std::size_t bytes) {
+    if (arena) APIARY_CUDA_CHECK(cudaFreeHost(arena));
+    arena = nullptr;
+    APIARY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&arena), bytes));
+    capacity = bytes;
+    used = 0;
+  }
+  RunSummary* summary = nullptr;
+  std::byte* arena = nullptr;
+  std::size_t capacity = 0, used = 0;
 };
 
 // Host task injection: the lock-free inbox every submitting thread pushes to, and the mailbox
@@ -91,18 +114,25 @@ struct DeviceRuntime::HostInput {
   std::atomic<bool> closing{false};       // close requested; mailbox->closed follows once drained
 };
 
-DeviceRuntime::DeviceRuntime(PhaseTable table, Config config, std::uint32_t max_item_bytes)
-    : table_(std::move(table)), config_(std::move(config)), max_item_bytes_(max_item_bytes),
-      buffers_(std::make_unique<Buffers>()) {
+DeviceRuntime::DeviceRuntime(PhaseTable table, Config config, std::uint32_t max_item_bytes, RunBookkeeping bookkeeping)
+    : table_(std::move(table)), config_(std::move(config)), max_item_bytes_(max_item_bytes), bookkeeping_(bookkeeping),
+      buffers_(std::make_unique<Buffers>()), counters_(table_.num_queues(), QueueCounters{}) {
+  if (!bookkeeping_.start || !bookkeeping_.summarize)
+    throw Error("DeviceRuntime needs the run's bookkeeping kernels (run_bookkeeping.cuh: run_bookkeeping())");
   device_ = query_device(config_.device);
   APIARY_CUDA_CHECK(cudaSetDevice(device_.ordinal));
   if (table_.max_item_size() > max_item_bytes_)
     throw InputError("task graph", "a queue's item size exceeds the largest compiled work item");
   allocate();
-  APIARY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  // A blocking stream: a run is ordered after the caller's earlier work on the legacy default
+  // stream (its input, cudaMemset, the zeroed buffers above) without a host wait. The monitor's
+  // copies must overtake a running kernel, so its stream does not block.
+  APIARY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamDefault));
   APIARY_CUDA_CHECK(cudaStreamCreateWithFlags(&monitor_, cudaStreamNonBlocking));
   APIARY_CUDA_CHECK(cudaEventCreate(&start_));
   APIARY_CUDA_CHECK(cudaEventCreate(&stop_));
+  APIARY_CUDA_CHECK(cudaEventCreateWithFlags(&summary_done_, cudaEventDisableTiming));
+  staging_ = std::make_unique<Staging>();
 }
 
 DeviceRuntime::~DeviceRuntime() {
@@ -114,6 +144,7 @@ DeviceRuntime::~DeviceRuntime() {
   if (buffers_ && buffers_->pinned) cudaFreeHost(buffers_->pinned);
   if (start_) cudaEventDestroy(start_);
   if (stop_) cudaEventDestroy(stop_);
+  if (summary_done_) cudaEventDestroy(summary_done_);
   if (stream_) cudaStreamDestroy(stream_);
   if (monitor_) cudaStreamDestroy(monitor_);
 }
@@ -144,6 +175,7 @@ void DeviceRuntime::allocate() {
     b.events = DeviceBuffer<DependencyEvent>(config_.trace_event_capacity, false);
   }
   b.cursors = DeviceBuffer<TraceCursors>(1);
+  b.summary = DeviceBuffer<RunSummary>(1);
   APIARY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&b.pinned), 4 * sizeof(std::uint64_t)));
 }
 
@@ -216,8 +248,7 @@ void DeviceRuntime::seed(std::uint32_t queue, const void* items, std::size_t cou
                                  "' (" + std::to_string(layout.item_size) + " bytes)");
   if (count == 0) return;
   Buffers& b = *buffers_;
-  QueueCounters counters{};
-  to_host(&counters, b.queue_counters.get() + queue);
+  QueueCounters& counters = counters_[queue];
   const std::uint64_t cap = queue_ring_capacity(layout.capacity);
   const std::uint64_t outstanding = counters.tail - counters.head;
   if (outstanding + count > cap)
@@ -238,13 +269,29 @@ void DeviceRuntime::seed(std::uint32_t queue, const void* items, std::size_t cou
   while (done < count) {
     const std::uint64_t slot = (counters.tail + done) & (cap - 1);
     const std::size_t piece = std::min<std::size_t>(count - done, cap - slot);
-    to_device(b.items[queue].get() + slot * stride / 8, words.data() + done * stride / 8, piece * stride / 8);
-    to_device(b.seq[queue].get() + slot, seq.data() + done, piece);
+    upload(b.items[queue].get() + slot * stride / 8, words.data() + done * stride / 8, piece * stride);
+    upload(b.seq[queue].get() + slot, seq.data() + done, piece * sizeof(std::uint64_t));
     done += piece;
   }
   counters.tail += count;
   counters.available += std::int64_t(count);
-  to_device(b.queue_counters.get() + queue, &counters);
+  upload(b.queue_counters.get() + queue, &counters, sizeof counters);
+}
+
+// Copies through the pinned arena, so that the copy is queued on stream_ without waiting and
+// the caller's memory may go at once.
+void DeviceRuntime::upload(void* device, const void* host, std::size_t bytes) {
+  Staging& st = *staging_;
+  const std::size_t aligned = (bytes + 15) / 16 * 16;
+  if (st.used + aligned > st.capacity) {
+    APIARY_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the arena's earlier copies are done
+    if (aligned > st.capacity) st.grow(std::max(aligned, 2 * st.capacity));
+    st.used = 0;
+  }
+  std::byte* staged = st.arena + st.used;
+  std::memcpy(staged, host, bytes);
+  st.used += aligned;
+  APIARY_CUDA_CHECK(cudaMemcpyAsync(device, staged, bytes, cudaMemcpyHostToDevice, stream_));
 }
 
 DeviceGraph DeviceRuntime::begin_run() {
@@ -252,16 +299,12 @@ DeviceGraph DeviceRuntime::begin_run() {
   if (b.failed)
     throw Error("a previous run of this runtime failed and left its device structures inconsistent; "
                 "create a new Runtime to run again");
-  reset_run_state();
-  const DeviceGraph g = view();
-  if (g.mailbox != nullptr) {
-    std::uint32_t open = 1;
-    to_device(&b.state.get()->host_open, &open);
-  }
+  start_run_state();
   watchdog_fired_ = false;
+  summarized_ = false;
   rounds_ = launches_ = 0;
   APIARY_CUDA_CHECK(cudaEventRecord(start_, stream_));
-  return g;
+  return view();
 }
 
 DeviceGraph DeviceRuntime::view() const {
@@ -299,28 +342,31 @@ DeviceGraph DeviceRuntime::view() const {
   return g;
 }
 
-void DeviceRuntime::reset_run_state() {
+// The run state as the seeds leave it (the pending counts per phase, the first phase with
+// work), set by the start kernel on stream_ with the pool, the cursors and the executed counts.
+void DeviceRuntime::start_run_state() {
   Buffers& b = *buffers_;
   const std::uint32_t n = table_.num_queues();
-  std::vector<QueueCounters> counters(n);
-  to_host(counters.data(), b.queue_counters.get(), n);
-  RunState state{};
-  std::vector<std::uint64_t> per_slot(max_phases + 1, 0);
+  RunStart start;
   const PhaseTableView view = table_.view();
   for (std::uint32_t q = 0; q < n; ++q) {
-    const std::uint64_t queued = counters[q].tail - counters[q].head;
-    per_slot[view.pending_slot(q)] += queued;
-    state.pending[view.pending_slot(q)].value += queued;
-    state.pending_total.value += queued;
-    counters[q].executed = 0;
+    const std::uint64_t queued = counters_[q].tail - counters_[q].head;
+    start.pending[view.pending_slot(q)] += queued;
+    start.pending_total += queued;
+    counters_[q].executed = 0;
   }
-  to_device(b.queue_counters.get(), counters.data(), n);
-  state.phase_word = PhaseWord{first_phase_with_work(view, per_slot.data()), 0}.pack();
-  state.status = static_cast<std::uint32_t>(RunStatus::running);
-  to_device(b.state.get(), &state);
-  b.deps.zero();
-  b.dep_next.zero();
-  b.cursors.zero();
+  start.phase_word = PhaseWord{first_phase_with_work(view, start.pending), 0}.pack();
+  start.host_open = input_ && input_->open ? 1 : 0;
+  start.state = b.state.get();
+  start.counters = b.queue_counters.get();
+  start.num_queues = n;
+  start.pool = b.deps.get();
+  start.pool_entries = dependency_limit();
+  start.pool_next = b.dep_next.get();
+  start.cursors = b.cursors.get();
+  start.summary = b.summary.get();
+  bookkeeping_.start(start, 4 * device_.sm_count, stream_);
+  APIARY_CUDA_CHECK(cudaGetLastError());
 }
 
 void DeviceRuntime::note_launch(const std::string& scheduler, unsigned grid, unsigned block, unsigned shared) {
@@ -331,11 +377,38 @@ void DeviceRuntime::note_launch(const std::string& scheduler, unsigned grid, uns
 }
 
 void DeviceRuntime::supervise() {
-  APIARY_CUDA_CHECK(cudaEventRecord(stop_, stream_));
-  wait(stop_);
+  mark_end();
+  wait(summary_done_);
 }
 
-void DeviceRuntime::mark_end() { APIARY_CUDA_CHECK(cudaEventRecord(stop_, stream_)); }
+void DeviceRuntime::mark_end() {
+  APIARY_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  summarize();
+}
+
+// Queues the end kernel and the summary's copy to pinned memory behind the run's work.
+void DeviceRuntime::summarize() {
+  Buffers& b = *buffers_;
+  RunEnd end;
+  end.state = b.state.get();
+  end.counters = b.queue_counters.get();
+  end.num_queues = table_.num_queues();
+  end.pool = b.deps.get();
+  end.pool_next = b.dep_next.get();
+  end.pool_limit = dependency_limit();
+  end.slot_state = b.ws_state.get();
+  end.slot_queue = b.ws_queue.get();
+  end.slots = config_.waiting_storage_capacity;
+  end.storage_counters = b.ws_counters.get();
+  end.cursors = b.cursors.get();
+  end.summary = b.summary.get();
+  bookkeeping_.summarize(end, 2 * device_.sm_count, stream_);
+  APIARY_CUDA_CHECK(cudaGetLastError());
+  APIARY_CUDA_CHECK(cudaMemcpyAsync(staging_->summary, b.summary.get(), RunSummary::bytes_for(end.num_queues),
+                                    cudaMemcpyDeviceToHost, stream_));
+  APIARY_CUDA_CHECK(cudaEventRecord(summary_done_, stream_));
+  summarized_ = true;
+}
 
 bool DeviceRuntime::wait(cudaEvent_t event) {
   Buffers& b = *buffers_;
@@ -397,73 +470,51 @@ bool DeviceRuntime::wait(cudaEvent_t event) {
   }
 }
 
-RunState DeviceRuntime::read_state() const {
-  RunState state{};
-  to_host(&state, buffers_->state.get());
-  return state;
-}
-
-Report DeviceRuntime::build_report(const RunState& state) const {
-  const Buffers& b = *buffers_;
+Report DeviceRuntime::build_report(const RunSummary& summary) const {
   Report r;
   r.scheduler = scheduler_;
   r.device = device_.name;
   r.launch = launch_;
   r.rounds = rounds_;
   r.launches = launches_;
-  r.status = static_cast<RunStatus>(state.status);
-  r.phase_changes = PhaseWord::unpack(state.phase_word).epoch;
-  const std::uint32_t n = table_.num_queues();
-  std::vector<QueueCounters> counters(n);
-  to_host(counters.data(), b.queue_counters.get(), n);
-  for (std::uint32_t q = 0; q < n; ++q) {
+  r.status = static_cast<RunStatus>(summary.state.status);
+  r.phase_changes = PhaseWord::unpack(summary.state.phase_word).epoch;
+  for (std::uint32_t q = 0; q < table_.num_queues(); ++q) {
     const QueueLayout& layout = table_.queues()[q];
     QueueReport qr;
     qr.name = layout.name;
     qr.phase = layout.phase;
-    qr.executed = counters[q].executed;
-    qr.queued = counters[q].tail - counters[q].head;
+    qr.executed = summary.counters[q].executed;
+    qr.queued = summary.counters[q].tail - summary.counters[q].head;
     qr.capacity = queue_ring_capacity(layout.capacity);
+    qr.parked = summary.parked_per_queue[q];
     r.total_executed += qr.executed;
     r.queues.push_back(qr);
   }
-  const std::uint32_t ws_cap = config_.waiting_storage_capacity;
-  if (ws_cap > 0) {
-    std::vector<std::uint32_t> state(ws_cap), queue_of(ws_cap);
-    to_host(state.data(), b.ws_state.get(), ws_cap);
-    to_host(queue_of.data(), b.ws_queue.get(), ws_cap);
-    for (std::uint32_t s = 0; s < ws_cap; ++s) {
-      if (state[s] != slot_filled) continue;
-      ++r.parked;
-      if (queue_of[s] < n) ++r.queues[queue_of[s]].parked;
-    }
-  }
-  std::uint32_t used = 0;
-  to_host(&used, b.dep_next.get());
-  used = std::min(used, dependency_limit());
-  if (used > 0) {
-    std::vector<Dependency> deps(used);
-    to_host(deps.data(), b.deps.get(), used);
-    for (std::uint32_t i = 0; i < used; ++i) {
-      if (deps[i].counter() == 0) continue;
-      ++r.unresolved_dependencies;
-      if (r.unresolved_examples.size() >= 8) continue;
-      const std::int32_t counter = deps[i].counter();
-      if (counter > held_offset / 2)  // a task waits for it in a block's hand-off slot (ctx.spawn_next_when)
-        r.unresolved_examples.push_back("dependency #" + std::to_string(i) + ": a held task waits for " +
-                                        std::to_string(counter - held_offset) + " more resolution(s)");
-      else
-        r.unresolved_examples.push_back("dependency #" + std::to_string(i) + ": counter " + std::to_string(counter) +
-                                        (counter > 0 ? " (resolutions still expected)" : " (resolved before its spawn)"));
-    }
-  }
+  r.parked = summary.parked;
+  r.unresolved_dependencies = summary.unresolved_dependencies;
+  if (r.unresolved_dependencies > 0) describe_unresolved(summary.dependencies_used, r);
   return r;
 }
 
-void DeviceRuntime::collect_trace() {
+// The first unresolved entries of the pool, for the report (read only when there are any).
+void DeviceRuntime::describe_unresolved(std::uint32_t used, Report& r) const {
+  std::vector<Dependency> deps(used);
+  to_host(deps.data(), buffers_->deps.get(), used);
+  for (std::uint32_t i = 0; i < used && r.unresolved_examples.size() < 8; ++i) {
+    const std::int32_t counter = deps[i].counter();
+    if (counter == 0) continue;
+    if (counter > held_offset / 2)  // a task waits for it in a block's hand-off slot (ctx.spawn_next_when)
+      r.unresolved_examples.push_back("dependency #" + std::to_string(i) + ": a held task waits for " +
+                                      std::to_string(counter - held_offset) + " more resolution(s)");
+    else
+      r.unresolved_examples.push_back("dependency #" + std::to_string(i) + ": counter " + std::to_string(counter) +
+                                      (counter > 0 ? " (resolutions still expected)" : " (resolved before its spawn)"));
+  }
+}
+
+void DeviceRuntime::collect_trace(const TraceCursors& cursors) {
   const Buffers& b = *buffers_;
-  TraceCursors cursors{};
-  to_host(&cursors, b.cursors.get());
   trace_ = Trace{};
   trace_.device = device_.name;
   trace_.scheduler = scheduler_;
@@ -492,19 +543,23 @@ Report DeviceRuntime::finish_run() {
                      " kernel did not end within 10 s: a task does not return (a task that waits for "
                      "something should poll ctx.cancelled()). The GPU stays busy; end the process.");
   }
+  if (!summarized_) mark_end();
   const cudaError_t sync = cudaStreamSynchronize(stream_);
   if (sync != cudaSuccess) {
     buffers_->failed = true;
     APIARY_CUDA_CHECK(sync);
   }
+  staging_->used = 0;  // every upload of this run is done
   float ms = 0;
   APIARY_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-  const RunState state = read_state();
-  Report report = build_report(state);
+  const RunSummary& summary = *staging_->summary;
+  std::copy_n(summary.counters, table_.num_queues(), counters_.begin());
+  Report report = build_report(summary);
   report.wall_ms = ms;
+  const RunState& state = summary.state;
   const bool ended_well = (report.status == RunStatus::finished || report.status == RunStatus::stopped) &&
                           state.error.code == 0;
-  if (config_.trace && ended_well) collect_trace();
+  if (config_.trace && ended_well) collect_trace(summary.cursors);
   if (!ended_well) throw_failure(state, std::move(report));
   return report;
 }

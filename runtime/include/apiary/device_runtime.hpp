@@ -8,6 +8,7 @@
 #include <apiary/device_graph.hpp>
 #include <apiary/phase_table.hpp>
 #include <apiary/report.hpp>
+#include <apiary/run_bookkeeping.hpp>
 #include <apiary/trace.hpp>
 
 #include <cuda_runtime_api.h>
@@ -37,8 +38,9 @@ DeviceInfo query_device(int ordinal);
 class DeviceRuntime {
  public:
   // `max_item_bytes`: the largest work item of the compiled task types (sizes the waiting
-  // storage slots and the release buffers).
-  DeviceRuntime(PhaseTable table, Config config, std::uint32_t max_item_bytes);
+  // storage slots and the release buffers). `bookkeeping`: the start and end kernels of a run
+  // (run_bookkeeping.cuh's run_bookkeeping(), compiled with the task code).
+  DeviceRuntime(PhaseTable table, Config config, std::uint32_t max_item_bytes, RunBookkeeping bookkeeping);
   ~DeviceRuntime();
   DeviceRuntime(const DeviceRuntime&) = delete;
   DeviceRuntime& operator=(const DeviceRuntime&) = delete;
@@ -48,7 +50,8 @@ class DeviceRuntime {
   const DeviceInfo& device() const { return device_; }
   cudaStream_t stream() const { return stream_; }
 
-  // Appends `count` items of `item_size` bytes to queue `queue` before a run. Throws
+  // Appends `count` items of `item_size` bytes to queue `queue` before a run (copied on
+  // stream() through pinned memory: the call returns before they reach the device). Throws
   // CapacityError naming the queue and config key when they do not fit.
   void seed(std::uint32_t queue, const void* items, std::size_t count, std::size_t item_size);
   // The runtime's dependency pool (Config::dependency_capacity entries, zeroed before each run).
@@ -66,20 +69,23 @@ class DeviceRuntime {
   // A device pointer every task can read through ctx.user_data<T>().
   void set_user_data(const void* data) { user_data_ = data; }
 
-  // Scheduler protocol: begin_run() resets the run state and returns the device view; the
-  // scheduler launches its kernels on stream() and calls supervise(), which returns when
-  // the work ended or the watchdog stopped it; then finish_run() builds the report.
+  // Scheduler protocol: begin_run() launches the reset of the run state on stream() and
+  // returns the device view; the scheduler launches its kernels on stream() and calls
+  // supervise() (or mark_end()), which queues the end-of-run summary behind them; then
+  // finish_run() builds the report from the summary.
   DeviceGraph begin_run();
   // What begin_run() returns, without starting a run (no reset, no clock): a scheduler builds
   // what it keeps between runs from it before the run's clock starts.
   DeviceGraph view() const;
   void note_launch(const std::string& scheduler, unsigned grid, unsigned block, unsigned shared);
-  // Persistent schedulers: waits for the run's work on stream() while the watchdog watches.
+  // Persistent schedulers: waits for the run's work on stream() and its summary while the
+  // watchdog watches.
   void supervise();
   // Host-driven schedulers: waits for `event` under the watchdog. False when the watchdog
   // stopped the run (the device was told to abort) or the kernels did not return.
   bool wait(cudaEvent_t event);
-  // Host-driven schedulers: the run's work on stream() ends here (for the timing).
+  // Host-driven schedulers: the run's work on stream() ends here (for the timing); queues the
+  // end-of-run summary.
   void mark_end();
   // Host-driven schedulers: rounds and kernel launches of the run (shown in the report).
   void note_rounds(std::uint64_t rounds, std::uint64_t launches) {
@@ -107,21 +113,30 @@ class DeviceRuntime {
 
  private:
   struct Buffers;
+  struct Staging;
   void allocate();
-  void reset_run_state();
-  RunState read_state() const;
-  Report build_report(const RunState& state) const;
-  void collect_trace();
+  void start_run_state();
+  void upload(void* device, const void* host, std::size_t bytes);
+  void summarize();
+  Report build_report(const RunSummary& summary) const;
+  void describe_unresolved(std::uint32_t used, Report& report) const;
+  void collect_trace(const TraceCursors& cursors);
   [[noreturn]] void throw_failure(const RunState& state, Report report) const;
 
   PhaseTable table_;
   Config config_;
   DeviceInfo device_;
   std::uint32_t max_item_bytes_;
+  RunBookkeeping bookkeeping_;
   std::unique_ptr<Buffers> buffers_;
+  std::unique_ptr<Staging> staging_;
+  // The queue counters as the device will have them when the next run starts: read back with
+  // each run's summary, advanced by seed().
+  std::vector<QueueCounters> counters_;
+  bool summarized_ = false;  // the run's summary is queued on stream_
   cudaStream_t stream_ = nullptr;
   cudaStream_t monitor_ = nullptr;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr, summary_done_ = nullptr;
   std::string scheduler_ = "none";
   std::string launch_;
   const void* user_data_ = nullptr;

@@ -14,6 +14,7 @@
 #include <apiary/error.hpp>
 #include <apiary/graph.hpp>
 #include <apiary/report.hpp>
+#include <apiary/run_bookkeeping.cuh>
 #include <apiary/schedulers/device_controller.cuh>
 #include <apiary/schedulers/megakernel.cuh>
 #include <apiary/schedulers/timesliced.cuh>
@@ -34,11 +35,11 @@ class Runtime {
 
   explicit Runtime(Config config = {})
     requires Traits::declared
-      : impl_(declared_table(config), config, max_item_bytes) {}
+      : impl_(declared_table(config), config, max_item_bytes, run_bookkeeping()) {}
 
   Runtime(PhaseTable table, Config config)
     requires(!Traits::declared)
-      : impl_(std::move(table), std::move(config), max_item_bytes) {}
+      : impl_(std::move(table), std::move(config), max_item_bytes, run_bookkeeping()) {}
 
   // Adds tasks of type T before a run.
   template <class T>
@@ -81,6 +82,10 @@ class Runtime {
 
   // Device memory the tasks read through ctx.user_data<T>() (parameters, input pointers).
   void set_user_data(const void* device_pointer) { impl_.set_user_data(device_pointer); }
+
+  // The stream every run works on. Device work queued on it before run() (preparing the
+  // tasks' input, resetting their counters) is ordered before the run without a host wait.
+  cudaStream_t stream() const { return impl_.stream(); }
 
   // The runtime's dependency pool in device memory (Config::dependency_capacity entries,
   // zeroed before each run); tasks reach entry i through ctx.dependency(i).

@@ -295,6 +295,81 @@ TEST_CASE("each run of a runtime reads the user data set for it", "[gpu][user_da
   }
 }
 
+// ---- a run's start: after the caller's default-stream work; seeds through pinned memory --
+
+struct ReadArgs {
+  const std::uint32_t* values;
+  std::uint32_t* seen;
+  std::uint32_t* wrong;
+};
+struct Reader {
+  struct Item {
+    std::uint32_t index;
+    std::uint32_t pad[3];  // 16-byte items: a seed of 30,000 is 480 KB, more than the staging arena
+  };
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Reader";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& item, Ctx& ctx) const {
+    const ReadArgs& a = *ctx.template user_data<ReadArgs>();
+    if (a.values[item.index] != item.index + 1 || item.pad[0] != ~item.index) atomicAdd(a.wrong, 1u);
+    atomicAdd(&a.seen[item.index], 1u);
+  }
+};
+using ReadGraph = PhaseQueue<Phaseless<Reader>>;
+
+// One block: waits `ns` nanoseconds, then writes values[i] = i + 1. Work a run must not overtake.
+__global__ void write_values_late(std::uint32_t* values, std::uint32_t n, std::uint64_t ns) {
+  if (threadIdx.x == 0) {
+    std::uint64_t start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    while (now - start < ns);
+  }
+  __syncthreads();
+  for (std::uint32_t i = threadIdx.x; i < n; i += blockDim.x) values[i] = i + 1;
+}
+
+TEST_CASE("a run starts after the caller's default-stream work, and seeds larger than the staging arena arrive whole",
+          "[gpu][seed]") {
+  const Scheduler scheduler = each_scheduler();
+  constexpr std::uint32_t chunk = 30000, chunks = 3, n = chunk * chunks;
+  DeviceBuffer<std::uint32_t> values(n), seen(n), wrong(1);
+  DeviceBuffer<ReadArgs> args(1);
+  upload(args, std::vector<ReadArgs>{ReadArgs{values.get(), seen.get(), wrong.get()}});
+  Config config;
+  config.queue_capacity = n;
+  Runtime<ReadGraph> rt{config};
+  rt.set_user_data(args.get());
+  for (std::uint32_t run = 0; run < 2; ++run) {
+    INFO("run " << run);
+    values.zero();
+    seen.zero();
+    wrong.zero();
+    APIARY_CUDA_CHECK(cudaDeviceSynchronize());
+    // Not waited for: the run's kernels must come after it (the runtime's stream blocks on the
+    // legacy default stream).
+    write_values_late<<<1, 256>>>(values.get(), n, 2'000'000);
+    APIARY_CUDA_CHECK(cudaGetLastError());
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      std::vector<Reader::Item> items(chunk);
+      for (std::uint32_t i = 0; i < chunk; ++i) {
+        const std::uint32_t index = c * chunk + i;
+        items[i] = Reader::Item{index, {~index, 0, 0}};
+      }
+      rt.seed<Reader>(items);  // the vector goes at once: the seed must not need it
+    }
+    const Report report = rt.run(scheduler);
+    INFO(report.format());
+    REQUIRE(report.ok());
+    REQUIRE(report.executed("Reader") == n);
+    REQUIRE(download(wrong)[0] == 0);
+    const std::vector<std::uint32_t> counts = download(seen);
+    REQUIRE(std::count(counts.begin(), counts.end(), 1u) == std::ptrdiff_t(n));
+  }
+}
+
 // ---- dependencies: resolutions before and after the spawn ------------------------------
 
 struct DepJob {

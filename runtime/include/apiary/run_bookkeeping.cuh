@@ -1,0 +1,116 @@
+// The kernels of a run's bookkeeping (run_bookkeeping.hpp): the start kernel resets the run
+// state, the queues' executed counts, the dependency pool, the trace cursors and the summary's
+// counts; the end kernel counts what the run left behind and copies the end state into the
+// summary the host reads back in one copy.
+#pragma once
+
+#include <apiary/run_bookkeeping.hpp>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+namespace apiary {
+
+namespace detail {
+
+inline constexpr unsigned bookkeeping_threads = 256;
+static_assert(bookkeeping_threads >= max_queues, "one thread per queue in the bookkeeping kernels");
+
+// Zeroes `bytes` (a multiple of 16) at `p` with the threads of one block.
+__device__ inline void zero_by_block(void* p, std::size_t bytes) {
+  auto* words = static_cast<uint4*>(p);
+  for (std::size_t i = threadIdx.x; i < bytes / 16; i += blockDim.x) words[i] = make_uint4(0, 0, 0, 0);
+}
+
+// Copies `bytes` (a multiple of 16) with the threads of one block.
+__device__ inline void copy_by_block(void* to, const void* from, std::size_t bytes) {
+  auto* d = static_cast<uint4*>(to);
+  const auto* s = static_cast<const uint4*>(from);
+  for (std::size_t i = threadIdx.x; i < bytes / 16; i += blockDim.x) d[i] = s[i];
+}
+
+template <int = 0>
+__global__ void __launch_bounds__(bookkeeping_threads) start_run_kernel(const __grid_constant__ RunStart s) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < s.pool_entries; i += stride)
+    s.pool[i].word = 0;
+  if (blockIdx.x != 0) return;
+  static_assert(sizeof(RunState) % 16 == 0 && RunSummary::counted_bytes() % 16 == 0);
+  zero_by_block(s.state, sizeof(RunState));
+  zero_by_block(s.summary, RunSummary::counted_bytes());
+  __syncthreads();
+  if (threadIdx.x < s.num_queues) s.counters[threadIdx.x].executed = 0;
+  for (std::uint32_t slot = threadIdx.x; slot <= max_phases; slot += blockDim.x)
+    s.state->pending[slot].value = s.pending[slot];
+  if (threadIdx.x == 0) {
+    s.state->pending_total.value = s.pending_total;
+    s.state->phase_word = s.phase_word;
+    s.state->status = static_cast<std::uint32_t>(RunStatus::running);
+    s.state->host_open = s.host_open;
+    *s.pool_next = 0;
+    s.cursors->tasks = 0;
+    s.cursors->events = 0;
+  }
+}
+
+// Counts the pool's unresolved entries and, when tasks are parked, the filled slots per queue:
+// every block a share, added to the summary once per block.
+template <int = 0>
+__global__ void __launch_bounds__(bookkeeping_threads) summarize_run_kernel(const __grid_constant__ RunEnd e) {
+  __shared__ std::uint32_t unresolved;
+  __shared__ std::uint32_t parked[max_queues];
+  if (threadIdx.x == 0) unresolved = 0;
+  if (threadIdx.x < max_queues) parked[threadIdx.x] = 0;
+  __syncthreads();
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::uint32_t used = std::min(*e.pool_next, e.pool_limit);
+  std::uint32_t mine = 0;
+  for (std::size_t i = first; i < used; i += stride) mine += Dependency::counter_of(e.pool[i].word) != 0;
+  if (mine) atomicAdd(&unresolved, mine);
+  // Parked tasks are the exception (a graph that left a dependency unresolved): scan the
+  // storage only then.
+  if (e.storage_counters->parked != 0)
+    for (std::size_t i = first; i < e.slots; i += stride)
+      if (e.slot_state[i] == slot_filled && e.slot_queue[i] < max_queues) atomicAdd(&parked[e.slot_queue[i]], 1u);
+  __syncthreads();
+  RunSummary* out = e.summary;
+  if (threadIdx.x == 0 && unresolved) atomicAdd(&out->unresolved_dependencies, unresolved);
+  if (threadIdx.x < max_queues && parked[threadIdx.x]) {
+    atomicAdd(&out->parked_per_queue[threadIdx.x], parked[threadIdx.x]);
+    atomicAdd(&out->parked, parked[threadIdx.x]);
+  }
+  if (blockIdx.x != 0) return;
+  static_assert(sizeof(RunState) % 16 == 0 && sizeof(QueueCounters) % 16 == 0 && sizeof(TraceCursors) % 16 == 0);
+  copy_by_block(&out->state, e.state, sizeof(RunState));
+  copy_by_block(out->counters, e.counters, std::size_t(e.num_queues) * sizeof(QueueCounters));
+  copy_by_block(&out->cursors, e.cursors, sizeof(TraceCursors));
+  if (threadIdx.x == 0) out->dependencies_used = used;
+}
+
+// Blocks for `work` elements, a few per thread, at most a few waves.
+inline unsigned bookkeeping_blocks(std::size_t work, unsigned max_blocks) {
+  const std::size_t per_block = std::size_t(bookkeeping_threads) * 8;
+  return static_cast<unsigned>(std::clamp<std::size_t>((work + per_block - 1) / per_block, 1, max_blocks));
+}
+
+template <int = 0>
+void launch_start_run(const RunStart& s, unsigned max_blocks, cudaStream_t stream) {
+  start_run_kernel<><<<bookkeeping_blocks(s.pool_entries, max_blocks), bookkeeping_threads, 0, stream>>>(s);
+}
+
+template <int = 0>
+void launch_summarize_run(const RunEnd& e, unsigned max_blocks, cudaStream_t stream) {
+  const std::size_t work = std::max<std::size_t>(e.pool_limit, e.slots);
+  summarize_run_kernel<><<<bookkeeping_blocks(work, max_blocks), bookkeeping_threads, 0, stream>>>(e);
+}
+
+}  // namespace detail
+
+// The kernels as DeviceRuntime takes them (instantiated in the including translation unit).
+inline RunBookkeeping run_bookkeeping() {
+  return RunBookkeeping{&detail::launch_start_run<>, &detail::launch_summarize_run<>};
+}
+
+}  // namespace apiary

@@ -1,0 +1,91 @@
+// A run's bookkeeping on the device: what is reset before the scheduler's kernels start and
+// what is read back after they end, each done by one small kernel on the runtime's stream.
+//
+// Why kernels and not copies: the host used to reset the run state, the queue counters, the
+// dependency pool and the trace cursors with synchronous copies and memsets before every run,
+// and to read the end state back with one synchronous copy per structure (state, counters,
+// waiting storage, dependency pool, cursors). On an H100 a task-graph solve spent 140-215 us
+// of host time outside its kernel that way, the cost of a hundred short Jacobi iterations. Now
+// a run costs the host no copy before it starts (the seeds go through pinned memory, and
+// begin_run launches the start kernel) and one asynchronous copy of a RunSummary after it ends.
+//
+// The kernels are templates in run_bookkeeping.cuh, compiled with the task code (the
+// runtime's host library has no device code); Runtime<Graph> hands them to DeviceRuntime as
+// RunBookkeeping.
+#pragma once
+
+#include <apiary/dependency.hpp>
+#include <apiary/phase_table.hpp>
+#include <apiary/queue.hpp>
+#include <apiary/run_state.hpp>
+#include <apiary/trace_writer.hpp>
+#include <apiary/waiting_storage.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace apiary {
+
+// What the end-of-run kernel writes and the host copies back in one piece: the counts first
+// (zeroed by the start kernel, added to by every block), then copies of the end state; the
+// queue counters last, so that only the graph's queues are copied.
+struct RunSummary {
+  std::uint32_t unresolved_dependencies;   // pool entries [0, dependencies_used) with a counter != 0
+  std::uint32_t parked;                    // filled waiting-storage slots
+  std::uint32_t parked_per_queue[max_queues];
+  std::uint32_t dependencies_used;         // min(pool cursor, pool limit)
+  TraceCursors cursors;
+  RunState state;
+  QueueCounters counters[max_queues];
+
+  static constexpr std::size_t bytes_for(std::uint32_t num_queues) {
+    return offsetof(RunSummary, counters) + std::size_t(num_queues) * sizeof(QueueCounters);
+  }
+  // The part the start kernel zeroes: the counts (and dependencies_used, written by the end
+  // kernel; cursors are 128-byte aligned, so this is a multiple of 16 bytes).
+  static constexpr std::size_t counted_bytes() { return offsetof(RunSummary, cursors); }
+};
+
+// The start kernel's input: where the run's structures are and what the run state starts as
+// (computed on the host from its copy of the queue counters).
+struct RunStart {
+  RunState* state = nullptr;
+  QueueCounters* counters = nullptr;
+  std::uint32_t num_queues = 0;
+  Dependency* pool = nullptr;
+  std::uint32_t pool_entries = 0;          // all of them: tasks may use entries by index
+  std::uint32_t* pool_next = nullptr;
+  TraceCursors* cursors = nullptr;
+  RunSummary* summary = nullptr;
+  std::uint64_t pending[max_phases + 1] = {};
+  std::uint64_t pending_total = 0;
+  std::uint64_t phase_word = 0;
+  std::uint32_t host_open = 0;
+};
+
+// The end kernel's input.
+struct RunEnd {
+  const RunState* state = nullptr;
+  const QueueCounters* counters = nullptr;
+  std::uint32_t num_queues = 0;
+  const Dependency* pool = nullptr;
+  const std::uint32_t* pool_next = nullptr;
+  std::uint32_t pool_limit = 0;
+  const std::uint32_t* slot_state = nullptr;   // waiting storage
+  const std::uint32_t* slot_queue = nullptr;
+  std::uint32_t slots = 0;
+  const WaitingStorageCounters* storage_counters = nullptr;
+  const TraceCursors* cursors = nullptr;
+  RunSummary* summary = nullptr;
+};
+
+// The two kernels' launchers, as instantiated with the task code (run_bookkeeping.cuh); each
+// launches at most `max_blocks` blocks on the stream.
+struct RunBookkeeping {
+  void (*start)(const RunStart&, unsigned max_blocks, cudaStream_t) = nullptr;
+  void (*summarize)(const RunEnd&, unsigned max_blocks, cudaStream_t) = nullptr;
+};
+
+}  // namespace apiary
