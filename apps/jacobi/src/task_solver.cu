@@ -151,7 +151,7 @@ struct TaskJacobi<T>::Impl {
     sparse::DeviceBuffer<int> split_arrivals;
     sparse::DeviceBuffer<int> waiting;       // stages_inline (held): 2 x tasks, successor not held
     sparse::DeviceBuffer<double> min_rels;   // stages_inline (held): each task's smallest checked residual
-    std::vector<double> no_residual;         // tasks x infinity: min_rels before a solve
+    sparse::DeviceBuffer<double> no_residual;  // tasks x infinity: min_rels before a solve
     Graphs<RowMapping::staged> staged;
     Graphs<RowMapping::grouped> grouped;
 
@@ -160,7 +160,7 @@ struct TaskJacobi<T>::Impl {
           split_sum(part.split_rows ? 2 * static_cast<std::size_t>(rows) : 1),
           split_arrivals(part.split_rows ? 2 * static_cast<std::size_t>(rows) : 1),
           waiting(2 * static_cast<std::size_t>(part.tasks)), min_rels(static_cast<std::size_t>(part.tasks)),
-          no_residual(static_cast<std::size_t>(part.tasks), INFINITY) {}
+          no_residual(std::vector<double>(static_cast<std::size_t>(part.tasks), INFINITY)) {}
   };
 
   TaskInputs<T> in;
@@ -174,8 +174,24 @@ struct TaskJacobi<T>::Impl {
   sparse::DeviceBuffer<TaskProblem<T>> problem;
   std::vector<JacobiItem> seed;  // stages_inline: iteration 0
 
+  // What reset() copies to the device, in pinned memory so that its copies are queued on the
+  // runtime's stream without a host wait. A solve ends with the run's synchronisation, so the
+  // next solve's reset finds the last copies done.
+  struct Staged {
+    DeviceState state;
+    TaskProblem<T> problem;
+  };
+  struct FreeHost {
+    void operator()(Staged* p) const { cudaFreeHost(p); }
+  };
+  std::unique_ptr<Staged, FreeHost> staged;
+
   Impl(const TaskInputs<T>& inputs, const Params& params, const TaskOptions& o)
-      : in(inputs), p(params), options(o), global_sum(3), arrivals(3), problem(1) {}
+      : in(inputs), p(params), options(o), global_sum(3), arrivals(3), problem(1) {
+    Staged* host = nullptr;
+    APIARY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host), sizeof(Staged)));
+    staged.reset(host);
+  }
 
   // Resident Jacobi workers per scheduler and row mapping (their graphs' kernels differ in
   // registers and shared memory), asked once: the occupancy query reads the device's
@@ -241,19 +257,22 @@ struct TaskJacobi<T>::Impl {
     ring = needed;
   }
 
-  void reset(TaskVersion v, Sized& z, bool held) {
+  // A solve's initial state, queued on the stream of the runtime that will run it.
+  void reset(TaskVersion v, Sized& z, bool held, cudaStream_t stream) {
     ensure_ring(v, held);
-    DeviceState s;
+    DeviceState& s = staged->state;
+    s = DeviceState{};
     s.min_rel = INFINITY;
     s.bnorm = in.bnorm;
-    APIARY_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, static_cast<std::size_t>(in.a.rows) * sizeof(T), nullptr));
-    APIARY_CUDA_CHECK(cudaMemcpyAsync(in.state, &s, sizeof s, cudaMemcpyHostToDevice, nullptr));
-    z.split_sum.fill_bytes(0);
-    z.split_arrivals.fill_bytes(0);
-    global_sum.fill_bytes(0);
-    arrivals.fill_bytes(0);
+    APIARY_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, static_cast<std::size_t>(in.a.rows) * sizeof(T), stream));
+    APIARY_CUDA_CHECK(cudaMemcpyAsync(in.state, &s, sizeof s, cudaMemcpyHostToDevice, stream));
+    z.split_sum.fill_bytes(0, stream);
+    z.split_arrivals.fill_bytes(0, stream);
+    global_sum.fill_bytes(0, stream);
+    arrivals.fill_bytes(0, stream);
     const Partition& part = z.part;
-    TaskProblem<T> pr{};
+    TaskProblem<T>& pr = staged->problem;
+    pr = TaskProblem<T>{};
     pr.a = in.a;
     pr.b = in.b;
     pr.d = in.d;
@@ -282,21 +301,21 @@ struct TaskJacobi<T>::Impl {
     // graph's tasks read the flag.)
     pr.resident_rows = resident_rows(held, part, RowMapping::staged) ? 1 : 0;
     if (held)
-      APIARY_CUDA_CHECK(cudaMemcpyAsync(z.min_rels.data(), z.no_residual.data(), z.no_residual.size() * sizeof(double),
-                                        cudaMemcpyHostToDevice, nullptr));
-    APIARY_CUDA_CHECK(cudaMemcpyAsync(problem.data(), &pr, sizeof pr, cudaMemcpyHostToDevice, nullptr));
-    // The runtime works on its own non-blocking stream: finish these first.
-    APIARY_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+      APIARY_CUDA_CHECK(cudaMemcpyAsync(z.min_rels.data(), z.no_residual.data(), z.no_residual.bytes(),
+                                        cudaMemcpyDeviceToDevice, stream));
+    APIARY_CUDA_CHECK(cudaMemcpyAsync(problem.data(), &pr, sizeof pr, cudaMemcpyHostToDevice, stream));
   }
 
   template <RowMapping M, class Graph>
-  Report run_on(std::unique_ptr<Runtime<Graph>>& rt, const Partition& part, Scheduler s) {
+  Report run_on(std::unique_ptr<Runtime<Graph>>& rt, Sized& z, TaskVersion v, Scheduler s, bool held) {
     constexpr bool inline_stages = std::is_same_v<Graph, InlineJacobiGraph<T, M>>;
+    const Partition& part = z.part;
     if (!rt) {
       Config c = task_config(part.tasks, options);
       if (inline_stages) c.megakernel.block_threads = JacobiTask<T, M>::threads;  // a slot per task
       rt = std::make_unique<Runtime<Graph>>(with_megakernel_blocks<Graph, JacobiTask<T, M>>(c, part.tasks, options));
     }
+    reset(v, z, held, rt->stream());
     rt->set_user_data(problem.data());
     if constexpr (inline_stages) {
       if (seed.size() != static_cast<std::size_t>(part.tasks)) {
@@ -311,10 +330,10 @@ struct TaskJacobi<T>::Impl {
   }
 
   template <RowMapping M>
-  Report run_graph(Graphs<M>& g, const Partition& part, TaskVersion v, Scheduler s, bool held) {
-    if (v == TaskVersion::stages_phases) return run_on<M>(g.phases, part, s);
-    if (held) return run_on<M>(g.inline_stages, part, s);
-    return run_on<M>(g.dependencies, part, s);
+  Report run_graph(Graphs<M>& g, Sized& z, TaskVersion v, Scheduler s, bool held) {
+    if (v == TaskVersion::stages_phases) return run_on<M>(g.phases, z, v, s, held);
+    if (held) return run_on<M>(g.inline_stages, z, v, s, held);
+    return run_on<M>(g.dependencies, z, v, s, held);
   }
 };
 
@@ -330,9 +349,8 @@ Report TaskJacobi<T>::run(TaskVersion v, Scheduler s) {
   const auto shape = impl_->shape(v, s);
   auto& z = impl_->sized(shape.task_nnz);
   const bool held = impl_->holds_successors(v, s, z.part, shape.rows);
-  impl_->reset(v, z, held);
-  Report report = shape.rows == RowMapping::staged ? impl_->run_graph(z.staged, z.part, v, s, held)
-                                                   : impl_->run_graph(z.grouped, z.part, v, s, held);
+  Report report = shape.rows == RowMapping::staged ? impl_->run_graph(z.staged, z, v, s, held)
+                                                   : impl_->run_graph(z.grouped, z, v, s, held);
   DeviceState state;
   APIARY_CUDA_CHECK(cudaMemcpy(&state, impl_->in.state, sizeof state, cudaMemcpyDeviceToHost));
   if (state.status == 0)
