@@ -11,6 +11,9 @@
 //                 mapped host memory (`wait=mapped`); `shape=tsk_round` is the timesliced
 //                 round's launch shape with empty kernels (control kernel, event, host wait,
 //                 a worker kernel on its own stream that the next control kernel waits for);
+//   launch_wait   one empty <<<1, 32>>> kernel launch and a cudaStreamSynchronize, host wall
+//                 clock: the least a host can do to run something on the GPU and know it
+//                 ended (what the runtime's run_overhead is compared with);
 //   plain_kernel  one data-parallel kernel for all tasks (a worker of 1/32/256 threads per
 //                 item, each reading its item like the runtime's empty task): what the same
 //                 "tasks" cost with no scheduling at all.
@@ -30,6 +33,7 @@
 
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -274,6 +278,27 @@ std::vector<double> time_tsk_round_shape(std::uint32_t iterations, int repeats) 
 }
 
 }  // namespace
+
+Measurement measure_launch_wait(std::uint32_t iterations, int repeats) {
+  Stream stream;
+  Measurement m;
+  m.benchmark = "launch_wait";
+  m.config = {Field::num("grid", 1), Field::num("block", 32), Field::num("iterations", iterations),
+              Field::str("clock", "host")};
+  m.tasks = iterations;
+  m.baseline = "none";
+  for (int r = -1; r < repeats; ++r) {  // the first pass warms up
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::uint32_t i = 0; i < iterations; ++i) {
+      empty_kernel<<<1, 32, 0, stream.s>>>();
+      APIARY_CUDA_CHECK(cudaGetLastError());
+      APIARY_CUDA_CHECK(cudaStreamSynchronize(stream.s));
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (r >= 0) m.ms.push_back(ms);
+  }
+  return m;
+}
 
 Measurement measure_host_round_trips(const char* wait, std::uint32_t iterations, int repeats) {
   const std::string how(wait);

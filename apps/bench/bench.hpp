@@ -51,7 +51,7 @@ struct Measurement {
   std::vector<Field> config;       // what was measured (worker size, block threads, fan-in, ...)
   std::vector<Field> extra;        // further results (rates the generic fields do not cover)
   std::uint64_t tasks = 0;         // the count throughput and ns per task refer to
-  std::vector<double> ms;          // timed repeats: kernel time (CUDA events)
+  std::vector<double> ms;          // timed repeats: kernel time (CUDA events; host clock where config says "clock": "host")
   std::vector<double> seed_ms;     // host time to seed each repeat (not part of ms)
   std::string launch;              // the megakernel launch the runtime chose
   std::string baseline;            // which baseline ns_per_task is compared with ("" = the default pair)
@@ -64,6 +64,7 @@ struct Baselines {
   double host_launch_ns = 0;                  // one <<<1, 32>>> launch per task
   double graph_node_ns = 0;                   // one kernel node per task in a CUDA graph
   double graph_while_ns = 0;                  // one iteration of a CUDA graph WHILE node (1-kernel body)
+  double launch_wait_ns = 0;                  // one empty launch + cudaStreamSynchronize (host clock)
   double plain_kernel_ns[3] = {0, 0, 0};      // one data-parallel kernel, worker size 1 / 32 / 256
 };
 
@@ -89,6 +90,7 @@ Measurement measure_graph_nodes(std::uint32_t nodes, int repeats);
 Measurement measure_graph_while(std::uint32_t iterations, int repeats);
 // wait: "event", "mapped" (one kernel per round trip) or "tsk_round" (the timesliced round's shape).
 Measurement measure_host_round_trips(const char* wait, std::uint32_t iterations, int repeats);
+Measurement measure_launch_wait(std::uint32_t iterations, int repeats);
 Measurement measure_plain_kernel(std::uint32_t worker_size, std::uint64_t tasks, int repeats);
 // A device graph launching itself again from the device: shape
 // "one node", or "pdc_wave" (the device controller's wave graph with empty work).
@@ -105,6 +107,7 @@ void bench_dependency_chain(const Options& o, const Sink& sink);
 void bench_fan_tree(const Options& o, const Sink& sink);         // fan_tree.cu
 void bench_phase_rounds(const Options& o, const Sink& sink);     // phase_rounds.cu
 void bench_synthetic_tree(const Options& o, const Sink& sink);   // synthetic_tree.cu
+void bench_run_overhead(const Options& o, const Sink& sink);     // run_overhead.cu
 // The critical-path bound of a saved trace of a synthetic tree, as one JSON object (no GPU
 // needed; --bound TRACE CONFIG). Throws apiary::InputError for unreadable files.
 std::string trace_bound_json(const std::string& trace_file, const std::string& config_file);

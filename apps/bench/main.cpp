@@ -8,7 +8,7 @@
 //                                                           saved trace, one JSON line)
 //
 // Groups: baselines, empty_tasks, empty_tasks_spawned, dependency_resolution,
-// dependency_chain, fan_tree, synthetic_tree. The baselines (host launch, CUDA graph node,
+// dependency_chain, fan_tree, phase_rounds, synthetic_tree, run_overhead. The baselines (host launch, CUDA graph node,
 // CUDA graph WHILE loop, plain kernel) run once, first, whenever any group runs (the ratios
 // need them) unless --no-baselines; every other group runs once per --scheduler (default
 // megakernel; names as apiary::parse_scheduler takes them: megakernel/mk, timesliced/tsk,
@@ -56,7 +56,8 @@ bool Options::wants(const std::string& group) const {
 namespace {
 
 const char* const groups[] = {"baselines",        "empty_tasks", "empty_tasks_spawned", "dependency_resolution",
-                              "dependency_chain", "fan_tree",    "phase_rounds", "synthetic_tree"};
+                              "dependency_chain", "fan_tree",    "phase_rounds", "synthetic_tree",
+                              "run_overhead"};
 
 void usage(std::ostream& out) {
   out << "usage: apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]\n"
@@ -222,7 +223,13 @@ nlohmann::json to_json(const Output& out, const Measurement& m, const Baselines&
   }
   const nlohmann::json extra = fields_json(m.extra);  // named: items() refers into it
   for (auto& [key, value] : extra.items()) j[key] = value;
-  if (m.baseline != "none") {
+  if (m.baseline == "launch_wait") {
+    // A whole run's host time over one launch-and-wait's.
+    if (b.launch_wait_ns > 0) {
+      j["launch_wait_ns"] = b.launch_wait_ns;
+      j["ratio_to_launch_wait"] = ns / b.launch_wait_ns;
+    }
+  } else if (m.baseline != "none") {
     // apiary's ns per task over the baseline's: below 1 means apiary is cheaper per task.
     if (b.host_launch_ns > 0) {
       j["host_launch_ns"] = b.host_launch_ns;
@@ -265,6 +272,7 @@ Baselines run_baselines(const Options& o, Output& out, bool& failed) {
     std::cerr << "error: graph_while: " << e.what() << "\n";
     failed = true;
   }
+  b.launch_wait_ns = emit(measure_launch_wait(o.quick ? 200 : 2000, o.repeats));
   // The floor of a host-driven round (the timesliced scheduler's goal is a round below 10 us).
   for (const char* wait : {"event", "mapped", "tsk_round"}) emit(measure_host_round_trips(wait, o.quick ? 500 : 5000, o.repeats));
   // The floor of a device controller wave (the PDC wave's goal is also a round below 10 us).
@@ -308,6 +316,8 @@ nlohmann::json summary(const Output& out) {
       if (r.contains("us_per_round")) s["chain_us_per_round"][mode] = r["us_per_round"];
     } else if (bench == "phase_rounds" && r.contains("us_per_phase_change")) {
       s["us_per_phase_change"] = r["us_per_phase_change"];
+    } else if (bench == "run_overhead") {
+      s["run_overhead_us"] = r["ns_per_task"].get<double>() / 1e3;
     } else if (bench == "synthetic_tree" && r.contains("span_over_bound")) {
       s["synthetic_span_over_bound"][r["config"].value("mode", "")] = r["span_over_bound"];
     }
@@ -455,6 +465,7 @@ int run(const Options& options, Output& out) {
     group("fan_tree", [&] { bench_fan_tree(o, sink); });
     group("phase_rounds", [&] { bench_phase_rounds(o, sink); });
     group("synthetic_tree", [&] { bench_synthetic_tree(o, sink); });
+    group("run_overhead", [&] { bench_run_overhead(o, sink); });
   }
   out.set_scheduler("");
   out.write(summary(out));
