@@ -69,13 +69,21 @@ struct DeviceRuntime::Buffers {
   bool failed = false;
 };
 
-// Pinned host memory for what a run copies without waiting: the seeds on their way to the
-// device (an arena, emptied when a run ends, since by then every copy from it is done) and
-// the summary on its way back.
+// Mapped pinned memory through which a run's start and end pass without a copy of their own
+// (run_bookkeeping.hpp): the arena holds what the start kernel copies to the device (small
+// seeds, the queue counters, the list of copies; write-combined: the host only writes it), the
+// summary what the end kernel leaves for the host. The arena is emptied once the start kernel
+// that reads it is queued: the next seeds come after the run, which waits for that kernel.
 struct DeviceRuntime::Staging {
+  struct Pending {
+    void* to;
+    std::size_t offset;  // in the arena
+    std::size_t words;
+  };
   Staging() {
-    APIARY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&summary), sizeof(RunSummary)));
-    grow(std::size_t(64) << 10);
+    APIARY_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&summary), sizeof(RunSummary), cudaHostAllocMapped));
+    APIARY_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&summary_device), summary, 0));
+    reserve(std::size_t(64) << 10);
   }
   ~Staging() {
     if (summary) cudaFreeHost(summary);
@@ -83,16 +91,52 @@ struct DeviceRuntime::Staging {
   }
   Staging(const Staging&) = delete;
   Staging& operator=(const Staging&) = delete;
-  void grow(std::size_t bytes) {
+
+  // Room for `bytes` more, keeping what is staged (its copies have not run yet).
+  void reserve(std::size_t bytes) {
+    if (arena && used + bytes <= capacity) return;
+    const std::size_t grown = std::max(used + bytes, 2 * capacity);
+    std::byte* bigger = nullptr;
+    APIARY_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&bigger), grown,
+                                    cudaHostAllocMapped | cudaHostAllocWriteCombined));
+    if (used) std::memcpy(bigger, arena, used);
     if (arena) APIARY_CUDA_CHECK(cudaFreeHost(arena));
-    arena = nullptr;
-    APIARY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&arena), bytes));
-    capacity = bytes;
-    used = 0;
+    arena = bigger;
+    APIARY_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&arena_device), arena, 0));
+    capacity = grown;
   }
+  // Copies `bytes` into the arena (16-byte aligned); returns their offset.
+  std::size_t stage(const void* host, std::size_t bytes) {
+    const std::size_t aligned = (bytes + 15) / 16 * 16;
+    reserve(aligned);
+    const std::size_t offset = used;
+    std::memcpy(arena + offset, host, bytes);
+    used += aligned;
+    return offset;
+  }
+  // The start kernel's copy list: staged last, with device addresses (the arena may have moved
+  // since the copies were staged).
+  const StagedCopy* stage_copy_list() {
+    std::vector<StagedCopy> list;
+    list.reserve(pending.size());
+    for (const Pending& p : pending) {
+      const auto* from = reinterpret_cast<const std::uint64_t*>(arena_device + p.offset);
+      list.push_back(StagedCopy{static_cast<std::uint64_t*>(p.to), from, p.words});
+    }
+    const std::size_t offset = stage(list.data(), list.size() * sizeof(StagedCopy));
+    return reinterpret_cast<const StagedCopy*>(arena_device + offset);
+  }
+  void clear() {
+    used = 0;
+    pending.clear();
+  }
+
   RunSummary* summary = nullptr;
+  RunSummary* summary_device = nullptr;
   std::byte* arena = nullptr;
+  std::byte* arena_device = nullptr;
   std::size_t capacity = 0, used = 0;
+  std::vector<Pending> pending;
 };
 
 // Host task injection: the lock-free inbox every submitting thread pushes to, and the mailbox
@@ -274,24 +318,21 @@ void DeviceRuntime::seed(std::uint32_t queue, const void* items, std::size_t cou
     done += piece;
   }
   counters.tail += count;
-  counters.available += std::int64_t(count);
-  upload(b.queue_counters.get() + queue, &counters, sizeof counters);
+  counters.available += std::int64_t(count);  // staged for the device when the run starts
 }
 
-// Copies through the pinned arena, so that the copy is queued on stream_ without waiting and
-// the caller's memory may go at once.
+// Small pieces wait in the staging arena for the start kernel: a DMA copy of its own would
+// cost each a command and a transfer's latency. Large ones are copied now on stream_ (from
+// pageable memory the call returns once the driver has staged the data, so the caller's
+// memory may go at once).
 void DeviceRuntime::upload(void* device, const void* host, std::size_t bytes) {
-  Staging& st = *staging_;
-  const std::size_t aligned = (bytes + 15) / 16 * 16;
-  if (st.used + aligned > st.capacity) {
-    APIARY_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the arena's earlier copies are done
-    if (aligned > st.capacity) st.grow(std::max(aligned, 2 * st.capacity));
-    st.used = 0;
+  constexpr std::size_t staged_up_to = std::size_t(64) << 10;
+  if (bytes > staged_up_to) {
+    APIARY_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_));
+    return;
   }
-  std::byte* staged = st.arena + st.used;
-  std::memcpy(staged, host, bytes);
-  st.used += aligned;
-  APIARY_CUDA_CHECK(cudaMemcpyAsync(device, staged, bytes, cudaMemcpyHostToDevice, stream_));
+  Staging& st = *staging_;
+  st.pending.push_back(Staging::Pending{device, st.stage(host, bytes), bytes / 8});  // whole words (queue.hpp)
 }
 
 DeviceGraph DeviceRuntime::begin_run() {
@@ -358,8 +399,10 @@ void DeviceRuntime::start_run_state() {
   start.phase_word = PhaseWord{first_phase_with_work(view, start.pending), 0}.pack();
   start.host_open = input_ && input_->open ? 1 : 0;
   start.state = b.state.get();
-  start.counters = b.queue_counters.get();
-  start.num_queues = n;
+  // Every queue's counters once (the seeds advanced them here; executed restarts at 0).
+  upload(b.queue_counters.get(), counters_.data(), n * sizeof(QueueCounters));
+  start.num_copies = static_cast<std::uint32_t>(staging_->pending.size());
+  start.copies = staging_->stage_copy_list();
   start.pool = b.deps.get();
   start.pool_entries = dependency_limit();
   start.pool_next = b.dep_next.get();
@@ -367,6 +410,8 @@ void DeviceRuntime::start_run_state() {
   start.summary = b.summary.get();
   bookkeeping_.start(start, 4 * device_.sm_count, stream_);
   APIARY_CUDA_CHECK(cudaGetLastError());
+  // The next seeds may reuse the arena: they come after this run, whose end waits for the kernel.
+  staging_->clear();
 }
 
 void DeviceRuntime::note_launch(const std::string& scheduler, unsigned grid, unsigned block, unsigned shared) {
@@ -386,7 +431,7 @@ void DeviceRuntime::mark_end() {
   summarize();
 }
 
-// Queues the end kernel and the summary's copy to pinned memory behind the run's work.
+// Queues the end kernel, which writes the summary into mapped memory, behind the run's work.
 void DeviceRuntime::summarize() {
   Buffers& b = *buffers_;
   RunEnd end;
@@ -402,10 +447,9 @@ void DeviceRuntime::summarize() {
   end.storage_counters = b.ws_counters.get();
   end.cursors = b.cursors.get();
   end.summary = b.summary.get();
+  end.host = staging_->summary_device;
   bookkeeping_.summarize(end, 2 * device_.sm_count, stream_);
   APIARY_CUDA_CHECK(cudaGetLastError());
-  APIARY_CUDA_CHECK(cudaMemcpyAsync(staging_->summary, b.summary.get(), RunSummary::bytes_for(end.num_queues),
-                                    cudaMemcpyDeviceToHost, stream_));
   APIARY_CUDA_CHECK(cudaEventRecord(summary_done_, stream_));
   summarized_ = true;
 }
@@ -549,7 +593,6 @@ Report DeviceRuntime::finish_run() {
     buffers_->failed = true;
     APIARY_CUDA_CHECK(sync);
   }
-  staging_->used = 0;  // every upload of this run is done
   float ms = 0;
   APIARY_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
   const RunSummary& summary = *staging_->summary;

@@ -1,7 +1,7 @@
-// The kernels of a run's bookkeeping (run_bookkeeping.hpp): the start kernel resets the run
-// state, the queues' executed counts, the dependency pool, the trace cursors and the summary's
-// counts; the end kernel counts what the run left behind and copies the end state into the
-// summary the host reads back in one copy.
+// The kernels of a run's bookkeeping (run_bookkeeping.hpp): the start kernel copies what the
+// host staged (seeds, queue counters) and resets the run state, the dependency pool, the trace
+// cursors and the summary's counts; the end kernel counts what the run left behind and writes
+// the summary into the host's mapped memory.
 #pragma once
 
 #include <apiary/run_bookkeeping.hpp>
@@ -33,14 +33,18 @@ __device__ inline void copy_by_block(void* to, const void* from, std::size_t byt
 template <int = 0>
 __global__ void __launch_bounds__(bookkeeping_threads) start_run_kernel(const __grid_constant__ RunStart s) {
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < s.pool_entries; i += stride)
-    s.pool[i].word = 0;
+  const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (std::size_t i = first; i < s.pool_entries; i += stride) s.pool[i].word = 0;
+  // The staged copies go to distinct words (the host stages each queue's counters once).
+  for (std::uint32_t c = 0; c < s.num_copies; ++c) {
+    const StagedCopy copy = s.copies[c];
+    for (std::size_t i = first; i < copy.words; i += stride) copy.to[i] = copy.from[i];
+  }
   if (blockIdx.x != 0) return;
   static_assert(sizeof(RunState) % 16 == 0 && RunSummary::counted_bytes() % 16 == 0);
   zero_by_block(s.state, sizeof(RunState));
   zero_by_block(s.summary, RunSummary::counted_bytes());
   __syncthreads();
-  if (threadIdx.x < s.num_queues) s.counters[threadIdx.x].executed = 0;
   for (std::uint32_t slot = threadIdx.x; slot <= max_phases; slot += blockDim.x)
     s.state->pending[slot].value = s.pending[slot];
   if (threadIdx.x == 0) {
@@ -75,18 +79,34 @@ __global__ void __launch_bounds__(bookkeeping_threads) summarize_run_kernel(cons
     for (std::size_t i = first; i < e.slots; i += stride)
       if (e.slot_state[i] == slot_filled && e.slot_queue[i] < max_queues) atomicAdd(&parked[e.slot_queue[i]], 1u);
   __syncthreads();
-  RunSummary* out = e.summary;
-  if (threadIdx.x == 0 && unresolved) atomicAdd(&out->unresolved_dependencies, unresolved);
+  RunSummary* counts = e.summary;
+  if (threadIdx.x == 0 && unresolved) atomicAdd(&counts->unresolved_dependencies, unresolved);
   if (threadIdx.x < max_queues && parked[threadIdx.x]) {
-    atomicAdd(&out->parked_per_queue[threadIdx.x], parked[threadIdx.x]);
-    atomicAdd(&out->parked, parked[threadIdx.x]);
+    atomicAdd(&counts->parked_per_queue[threadIdx.x], parked[threadIdx.x]);
+    atomicAdd(&counts->parked, parked[threadIdx.x]);
   }
-  if (blockIdx.x != 0) return;
-  static_assert(sizeof(RunState) % 16 == 0 && sizeof(QueueCounters) % 16 == 0 && sizeof(TraceCursors) % 16 == 0);
-  copy_by_block(&out->state, e.state, sizeof(RunState));
-  copy_by_block(out->counters, e.counters, std::size_t(e.num_queues) * sizeof(QueueCounters));
-  copy_by_block(&out->cursors, e.cursors, sizeof(TraceCursors));
-  if (threadIdx.x == 0) out->dependencies_used = used;
+  RunSummary* host = e.host;
+  if (blockIdx.x == 0) {
+    static_assert(sizeof(RunState) % 16 == 0 && sizeof(QueueCounters) % 16 == 0 && sizeof(TraceCursors) % 16 == 0);
+    copy_by_block(&host->state, e.state, sizeof(RunState));
+    copy_by_block(host->counters, e.counters, std::size_t(e.num_queues) * sizeof(QueueCounters));
+    copy_by_block(&host->cursors, e.cursors, sizeof(TraceCursors));
+    if (threadIdx.x == 0) host->dependencies_used = used;
+  }
+  // The last block to add its counts hands them to the host (threadFenceReduction's pattern).
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&counts->blocks_done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const volatile RunSummary* done = counts;
+  if (threadIdx.x < max_queues) host->parked_per_queue[threadIdx.x] = done->parked_per_queue[threadIdx.x];
+  if (threadIdx.x == 0) {
+    host->unresolved_dependencies = done->unresolved_dependencies;
+    host->parked = done->parked;
+  }
 }
 
 // Blocks for `work` elements, a few per thread, at most a few waves.

@@ -6,8 +6,10 @@
 // and to read the end state back with one synchronous copy per structure (state, counters,
 // waiting storage, dependency pool, cursors). On an H100 a task-graph solve spent 140-215 us
 // of host time outside its kernel that way, the cost of a hundred short Jacobi iterations. Now
-// a run costs the host no copy before it starts (the seeds go through pinned memory, and
-// begin_run launches the start kernel) and one asynchronous copy of a RunSummary after it ends.
+// the host waits for nothing before a run starts and makes no copy after it ends: small seeds
+// and the queue counters wait in mapped pinned memory (the staging arena) until the start
+// kernel copies them, and the end kernel writes a RunSummary straight into mapped pinned
+// memory, which the host reads once the run's last event has fired.
 //
 // The kernels are templates in run_bookkeeping.cuh, compiled with the task code (the
 // runtime's host library has no device code); Runtime<Graph> hands them to DeviceRuntime as
@@ -28,32 +30,38 @@
 
 namespace apiary {
 
-// What the end-of-run kernel writes and the host copies back in one piece: the counts first
-// (zeroed by the start kernel, added to by every block), then copies of the end state; the
-// queue counters last, so that only the graph's queues are copied.
+// What the end-of-run kernel leaves for the host: the counts first (added to by every block in
+// a device copy zeroed by the start kernel; the last block to finish copies them over), then
+// copies of the end state; the queue counters last, so that only the graph's queues are copied.
 struct RunSummary {
   std::uint32_t unresolved_dependencies;   // pool entries [0, dependencies_used) with a counter != 0
   std::uint32_t parked;                    // filled waiting-storage slots
   std::uint32_t parked_per_queue[max_queues];
+  std::uint32_t blocks_done;               // end kernel blocks that added their counts (device copy)
   std::uint32_t dependencies_used;         // min(pool cursor, pool limit)
   TraceCursors cursors;
   RunState state;
   QueueCounters counters[max_queues];
 
-  static constexpr std::size_t bytes_for(std::uint32_t num_queues) {
-    return offsetof(RunSummary, counters) + std::size_t(num_queues) * sizeof(QueueCounters);
-  }
   // The part the start kernel zeroes: the counts (and dependencies_used, written by the end
   // kernel; cursors are 128-byte aligned, so this is a multiple of 16 bytes).
   static constexpr std::size_t counted_bytes() { return offsetof(RunSummary, cursors); }
 };
 
-// The start kernel's input: where the run's structures are and what the run state starts as
+// A copy the start kernel makes from the staging arena (mapped pinned memory) to the device.
+struct StagedCopy {
+  std::uint64_t* to = nullptr;
+  const std::uint64_t* from = nullptr;     // the arena's device address
+  std::uint64_t words = 0;
+};
+
+// The start kernel's input: where the run's structures are, what it copies from the staging
+// arena (the seeds' small pieces, the queue counters) and what the run state starts as
 // (computed on the host from its copy of the queue counters).
 struct RunStart {
   RunState* state = nullptr;
-  QueueCounters* counters = nullptr;
-  std::uint32_t num_queues = 0;
+  const StagedCopy* copies = nullptr;      // in the arena
+  std::uint32_t num_copies = 0;
   Dependency* pool = nullptr;
   std::uint32_t pool_entries = 0;          // all of them: tasks may use entries by index
   std::uint32_t* pool_next = nullptr;
@@ -78,7 +86,8 @@ struct RunEnd {
   std::uint32_t slots = 0;
   const WaitingStorageCounters* storage_counters = nullptr;
   const TraceCursors* cursors = nullptr;
-  RunSummary* summary = nullptr;
+  RunSummary* summary = nullptr;           // device: the counts
+  RunSummary* host = nullptr;              // mapped pinned memory: what the host reads
 };
 
 // The two kernels' launchers, as instantiated with the task code (run_bookkeeping.cuh); each
