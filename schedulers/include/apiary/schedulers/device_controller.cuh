@@ -372,12 +372,14 @@ class PdcWaveGraph {
   }
 
   // This run's parameters (pdc and worker_nodes are filled in): into the controller's buffer on
-  // `stream`, and into the worker nodes' arguments where they differ from the last run's (the
-  // runtime's buffers stay; what may change is, e.g., the host mailbox or the user data).
-  void set_params(PdcParams params, cudaStream_t stream) {
+  // `stream` (through `staged`, pinned memory the copy reads later), and into the worker nodes'
+  // arguments where they differ from the last run's (the runtime's buffers stay; what may
+  // change is, e.g., the host mailbox or the user data).
+  void set_params(PdcParams params, PdcParams* staged, cudaStream_t stream) {
     params.pdc = state_.get();
     std::copy(std::begin(last_.worker_nodes), std::end(last_.worker_nodes), std::begin(params.worker_nodes));
-    APIARY_CUDA_CHECK(cudaMemcpyAsync(params_.get(), &params, sizeof(PdcParams), cudaMemcpyHostToDevice, stream));
+    *staged = params;
+    APIARY_CUDA_CHECK(cudaMemcpyAsync(params_.get(), staged, sizeof(PdcParams), cudaMemcpyHostToDevice, stream));
     if (std::memcmp(&params, &last_, sizeof(PdcParams)) == 0) return;
     last_ = params;
     set_worker_arguments();
@@ -406,6 +408,50 @@ class PdcWaveGraph {
   cudaGraphNode_t workers_[max_queues] = {};
 };
 
+// What the device controller keeps from one run of a runtime to the next, so that a run
+// allocates and frees nothing (a cudaFree waits for the whole device): the spin controller's
+// state and parameters, the wave's device graph (built at its first run), and pinned memory
+// for the parameters on their way in and the statistics on their way out.
+template <class Graph>
+class PdcKept {
+ public:
+  PdcKept() : spin_state_(1, false), spin_params_(1, false) {
+    Pinned* p = nullptr;
+    APIARY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), sizeof(Pinned)));
+    pinned_.reset(p);
+  }
+  PdcWaveGraph<Graph>& wave(std::uint32_t queues, unsigned controller_threads, const PdcParams& params,
+                            cudaStream_t stream) {
+    if (!wave_) wave_ = std::make_unique<PdcWaveGraph<Graph>>(queues, controller_threads, params, stream);
+    return *wave_;
+  }
+  PdcState* spin_state() const { return spin_state_.get(); }
+  PdcParams* spin_params() const { return spin_params_.get(); }
+  PdcParams* staged_params() const { return &pinned_->params; }
+  PdcState* stats() const { return &pinned_->stats; }
+
+ private:
+  struct Pinned {
+    PdcParams params;
+    PdcState stats;
+  };
+  struct FreeHost {
+    void operator()(Pinned* p) const { cudaFreeHost(p); }
+  };
+  DeviceBuffer<PdcState> spin_state_;
+  DeviceBuffer<PdcParams> spin_params_;
+  std::unique_ptr<PdcWaveGraph<Graph>> wave_;
+  std::unique_ptr<Pinned, FreeHost> pinned_;
+};
+
+// CUDA's pending-launch pool is sized for the device; setting it again for every run would
+// cost each run a driver call that reconfigures the device runtime.
+inline void size_pending_launch_pool(std::size_t launches) {
+  std::size_t now = 0;
+  APIARY_CUDA_CHECK(cudaDeviceGetLimit(&now, cudaLimitDevRuntimePendingLaunchCount));
+  if (now != launches) APIARY_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, launches));
+}
+
 }  // namespace detail
 #endif  // __CUDACC_RDC__
 
@@ -428,51 +474,40 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   params.warps_per_block = params.layout.block_threads / 32;
   params.max_warps = pdc_max_warps(device, config.device_controller.oversubscription, params.warps_per_block);
   params.pending_limit = config.device_controller.pending_launches;
-  APIARY_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, config.device_controller.pending_launches));
+  detail::size_pending_launch_pool(config.device_controller.pending_launches);
 
   // Spin: a controller kernel; wave: the kept device graph (its nodes point at its buffers).
-  DeviceBuffer<PdcState> spin_state;
-  DeviceBuffer<PdcParams> spin_params;
+  auto& kept = runtime.kept<detail::PdcKept<Graph>>([] { return std::make_shared<detail::PdcKept<Graph>>(); });
   detail::PdcWaveGraph<Graph>* wave = nullptr;
-  if (mode == PdcMode::spin) {
-    spin_state = DeviceBuffer<PdcState>(1, false);
-    spin_params = DeviceBuffer<PdcParams>(1, false);
-  }
   if (mode == PdcMode::wave) {
     // Built before the run's clock starts, from the view the run will have.
     params.graph = runtime.view();
-    wave = &runtime.kept<detail::PdcWaveGraph<Graph>>([&] {
-      return std::make_shared<detail::PdcWaveGraph<Graph>>(table.num_queues(), controller_threads, params,
-                                                           runtime.stream());
-    });
+    wave = &kept.wave(table.num_queues(), controller_threads, params, runtime.stream());
   }
   params.graph = runtime.begin_run();
   if (wave) {
-    wave->set_params(params, runtime.stream());
+    wave->set_params(params, kept.staged_params(), runtime.stream());
   } else {
-    params.pdc = spin_state.get();
-    APIARY_CUDA_CHECK(
-        cudaMemcpyAsync(spin_params.get(), &params, sizeof(PdcParams), cudaMemcpyHostToDevice, runtime.stream()));
+    params.pdc = kept.spin_state();
+    *kept.staged_params() = params;
+    APIARY_CUDA_CHECK(cudaMemcpyAsync(kept.spin_params(), kept.staged_params(), sizeof(PdcParams),
+                                      cudaMemcpyHostToDevice, runtime.stream()));
   }
-  PdcState* const state = wave ? wave->state() : spin_state.get();
+  PdcState* const state = wave ? wave->state() : kept.spin_state();
   APIARY_CUDA_CHECK(cudaMemsetAsync(state, 0, sizeof(PdcState), runtime.stream()));
   runtime.note_launch(name, params.max_blocks, params.layout.block_threads, plan.shared);
   if (wave)
     APIARY_CUDA_CHECK(cudaGraphLaunch(wave->exec(), runtime.stream()));
   else
-    detail::pdc_spin_controller<Graph><<<1, controller_threads, 0, runtime.stream()>>>(spin_params.get());
+    detail::pdc_spin_controller<Graph><<<1, controller_threads, 0, runtime.stream()>>>(kept.spin_params());
   APIARY_CUDA_CHECK(cudaGetLastError());
   detail::pdc_wait_done<><<<1, 1, 0, runtime.stream()>>>(state);
   APIARY_CUDA_CHECK(cudaGetLastError());
+  // The statistics come back with the run (supervise waits for everything queued).
+  APIARY_CUDA_CHECK(cudaMemcpyAsync(kept.stats(), state, sizeof(PdcState), cudaMemcpyDeviceToHost, runtime.stream()));
   runtime.supervise();
-  if (cudaStreamQuery(runtime.stream()) != cudaSuccess) {
-    // The kernels did not return (finish_run reports it): leave their memory allocated.
-    (void)new DeviceBuffer<PdcState>(std::move(spin_state));
-    (void)new DeviceBuffer<PdcParams>(std::move(spin_params));
-    return;
-  }
-  PdcState stats{};
-  APIARY_CUDA_CHECK(cudaMemcpy(&stats, state, sizeof(PdcState), cudaMemcpyDeviceToHost));
+  if (cudaStreamQuery(runtime.stream()) != cudaSuccess) return;  // the kernels did not return (finish_run reports it)
+  const PdcState stats = *kept.stats();
   runtime.note_rounds(stats.iterations, stats.launches);
   const std::string how = wave ? "device graph relaunching itself" : "pending-launch pool " + std::to_string(params.pending_limit);
   runtime.note_launch(std::string(name) + " (" + std::to_string(params.max_warps) + " max warps, " + how +
