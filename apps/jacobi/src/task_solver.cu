@@ -6,6 +6,7 @@
 #include <apiary/cuda_check.hpp>
 #include <apiary/error.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -115,6 +116,32 @@ RowMapping resolve(RowMapping m, int target_nnz, int max_row_nnz, int group) {
   return many_chunks && max_row_nnz <= long_row_nnz(group) ? RowMapping::grouped : RowMapping::staged;
 }
 
+// A solve's initial state, in one kernel on the runtime's stream (eight memsets and copies
+// before, each a command and a transfer's latency in front of the run): x_0 = 0, the run's
+// DeviceState, the split rows' sums and arrivals, the iteration sums and arrivals, each task's
+// smallest checked residual (held successors) and the problem every task reads.
+template <class T>
+__global__ void reset_solve(const __grid_constant__ TaskProblem<T> pr, TaskProblem<T>* problem,
+                            const DeviceState initial, std::size_t split_entries, bool held) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (std::size_t i = first; i < std::size_t(pr.a.rows); i += stride) pr.x[i] = T(0);
+  for (std::size_t i = first; i < split_entries; i += stride) {
+    pr.split_sum[i] = 0;
+    pr.split_arrivals[i] = 0;
+  }
+  if (held)
+    for (std::size_t i = first; i < std::size_t(pr.tasks); i += stride) pr.min_rels[i] = INFINITY;
+  if (first < 3) {
+    pr.global_sum[first] = 0;
+    pr.arrivals[first] = 0;
+  }
+  if (first == 0) {
+    *pr.state = initial;
+    *problem = pr;
+  }
+}
+
 }  // namespace
 
 const char* to_string(RowMapping m) {
@@ -151,7 +178,6 @@ struct TaskJacobi<T>::Impl {
     sparse::DeviceBuffer<int> split_arrivals;
     sparse::DeviceBuffer<int> waiting;       // stages_inline (held): 2 x tasks, successor not held
     sparse::DeviceBuffer<double> min_rels;   // stages_inline (held): each task's smallest checked residual
-    sparse::DeviceBuffer<double> no_residual;  // tasks x infinity: min_rels before a solve
     Graphs<RowMapping::staged> staged;
     Graphs<RowMapping::grouped> grouped;
 
@@ -159,8 +185,7 @@ struct TaskJacobi<T>::Impl {
         : part(std::move(p)), partial(static_cast<std::size_t>(part.tasks)),
           split_sum(part.split_rows ? 2 * static_cast<std::size_t>(rows) : 1),
           split_arrivals(part.split_rows ? 2 * static_cast<std::size_t>(rows) : 1),
-          waiting(2 * static_cast<std::size_t>(part.tasks)), min_rels(static_cast<std::size_t>(part.tasks)),
-          no_residual(std::vector<double>(static_cast<std::size_t>(part.tasks), INFINITY)) {}
+          waiting(2 * static_cast<std::size_t>(part.tasks)), min_rels(static_cast<std::size_t>(part.tasks)) {}
   };
 
   TaskInputs<T> in;
@@ -174,24 +199,8 @@ struct TaskJacobi<T>::Impl {
   sparse::DeviceBuffer<TaskProblem<T>> problem;
   std::vector<JacobiItem> seed;  // stages_inline: iteration 0
 
-  // What reset() copies to the device, in pinned memory so that its copies are queued on the
-  // runtime's stream without a host wait. A solve ends with the run's synchronisation, so the
-  // next solve's reset finds the last copies done.
-  struct Staged {
-    DeviceState state;
-    TaskProblem<T> problem;
-  };
-  struct FreeHost {
-    void operator()(Staged* p) const { cudaFreeHost(p); }
-  };
-  std::unique_ptr<Staged, FreeHost> staged;
-
   Impl(const TaskInputs<T>& inputs, const Params& params, const TaskOptions& o)
-      : in(inputs), p(params), options(o), global_sum(3), arrivals(3), problem(1) {
-    Staged* host = nullptr;
-    APIARY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host), sizeof(Staged)));
-    staged.reset(host);
-  }
+      : in(inputs), p(params), options(o), global_sum(3), arrivals(3), problem(1) {}
 
   // Resident Jacobi workers per scheduler and row mapping (their graphs' kernels differ in
   // registers and shared memory), asked once: the occupancy query reads the device's
@@ -260,19 +269,11 @@ struct TaskJacobi<T>::Impl {
   // A solve's initial state, queued on the stream of the runtime that will run it.
   void reset(TaskVersion v, Sized& z, bool held, cudaStream_t stream) {
     ensure_ring(v, held);
-    DeviceState& s = staged->state;
-    s = DeviceState{};
-    s.min_rel = INFINITY;
-    s.bnorm = in.bnorm;
-    APIARY_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, static_cast<std::size_t>(in.a.rows) * sizeof(T), stream));
-    APIARY_CUDA_CHECK(cudaMemcpyAsync(in.state, &s, sizeof s, cudaMemcpyHostToDevice, stream));
-    z.split_sum.fill_bytes(0, stream);
-    z.split_arrivals.fill_bytes(0, stream);
-    global_sum.fill_bytes(0, stream);
-    arrivals.fill_bytes(0, stream);
+    DeviceState initial{};
+    initial.min_rel = INFINITY;
+    initial.bnorm = in.bnorm;
     const Partition& part = z.part;
-    TaskProblem<T>& pr = staged->problem;
-    pr = TaskProblem<T>{};
+    TaskProblem<T> pr{};
     pr.a = in.a;
     pr.b = in.b;
     pr.d = in.d;
@@ -300,10 +301,11 @@ struct TaskJacobi<T>::Impl {
     // split across tasks or longer than a thread sums alone stay staged. (Only the staged
     // graph's tasks read the flag.)
     pr.resident_rows = resident_rows(held, part, RowMapping::staged) ? 1 : 0;
-    if (held)
-      APIARY_CUDA_CHECK(cudaMemcpyAsync(z.min_rels.data(), z.no_residual.data(), z.no_residual.bytes(),
-                                        cudaMemcpyDeviceToDevice, stream));
-    APIARY_CUDA_CHECK(cudaMemcpyAsync(problem.data(), &pr, sizeof pr, cudaMemcpyHostToDevice, stream));
+    const std::size_t split_entries = z.split_sum.size();
+    const std::size_t work = std::max({std::size_t(in.a.rows), split_entries, std::size_t(part.tasks)});
+    const unsigned blocks = static_cast<unsigned>(std::clamp<std::size_t>((work + 1023) / 1024, 1, 1024));
+    reset_solve<T><<<blocks, 256, 0, stream>>>(pr, problem.data(), initial, split_entries, held);
+    APIARY_CUDA_CHECK(cudaGetLastError());
   }
 
   template <RowMapping M, class Graph>
