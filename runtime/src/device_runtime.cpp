@@ -322,13 +322,14 @@ void DeviceRuntime::seed(std::uint32_t queue, const void* items, std::size_t cou
 }
 
 // Small pieces wait in the staging arena for the start kernel: a DMA copy of its own would
-// cost each a command and a transfer's latency. Large ones are copied now on stream_ (from
-// pageable memory the call returns once the driver has staged the data, so the caller's
-// memory may go at once).
+// cost each a command and a transfer's latency. Large ones are copied now, on stream_, and
+// waited for: the caller's memory may go when seed() returns, and the wait is short next to
+// building a seed this size.
 void DeviceRuntime::upload(void* device, const void* host, std::size_t bytes) {
   constexpr std::size_t staged_up_to = std::size_t(64) << 10;
   if (bytes > staged_up_to) {
     APIARY_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_));
+    APIARY_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return;
   }
   Staging& st = *staging_;

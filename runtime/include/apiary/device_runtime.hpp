@@ -78,16 +78,17 @@ class DeviceRuntime {
   // what it keeps between runs from it before the run's clock starts.
   DeviceGraph view() const;
   void note_launch(const std::string& scheduler, unsigned grid, unsigned block, unsigned shared);
-  // Persistent schedulers: waits for the run's work on stream() and its summary while the
-  // watchdog watches.
+  // Persistent schedulers: mark_end(), then waits for the run's work on stream() and its
+  // summary while the watchdog watches.
   void supervise();
-  // Host-driven schedulers: waits for `event` under the watchdog. False when the watchdog
-  // stopped the run (the device was told to abort) or the kernels did not return.
+  // Waits for `event` under the watchdog (a host-driven scheduler's round; the device
+  // controller's statistics, queued after mark_end()). False when the watchdog stopped the run
+  // (the device was told to abort) or the kernels did not return.
   bool wait(cudaEvent_t event);
-  // Host-driven schedulers: the run's work on stream() ends here (for the timing); queues the
-  // end-of-run summary.
+  // The run's work on stream() ends here (its clock stops); queues the end-of-run summary.
   void mark_end();
-  // Host-driven schedulers: rounds and kernel launches of the run (shown in the report).
+  // Host-driven schedulers and the device controller: rounds and kernel launches of the run
+  // (shown in the report).
   void note_rounds(std::uint64_t rounds, std::uint64_t launches) {
     rounds_ = rounds;
     launches_ = launches;

@@ -419,7 +419,11 @@ class PdcKept {
     Pinned* p = nullptr;
     APIARY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), sizeof(Pinned)));
     pinned_.reset(p);
+    APIARY_CUDA_CHECK(cudaEventCreateWithFlags(&stats_done_, cudaEventDisableTiming));
   }
+  ~PdcKept() { cudaEventDestroy(stats_done_); }
+  PdcKept(const PdcKept&) = delete;
+  PdcKept& operator=(const PdcKept&) = delete;
   PdcWaveGraph<Graph>& wave(std::uint32_t queues, unsigned controller_threads, const PdcParams& params,
                             cudaStream_t stream) {
     if (!wave_) wave_ = std::make_unique<PdcWaveGraph<Graph>>(queues, controller_threads, params, stream);
@@ -429,6 +433,7 @@ class PdcKept {
   PdcParams* spin_params() const { return spin_params_.get(); }
   PdcParams* staged_params() const { return &pinned_->params; }
   PdcState* stats() const { return &pinned_->stats; }
+  cudaEvent_t stats_done() const { return stats_done_; }
 
  private:
   struct Pinned {
@@ -442,6 +447,7 @@ class PdcKept {
   DeviceBuffer<PdcParams> spin_params_;
   std::unique_ptr<PdcWaveGraph<Graph>> wave_;
   std::unique_ptr<Pinned, FreeHost> pinned_;
+  cudaEvent_t stats_done_ = nullptr;
 };
 
 // CUDA's pending-launch pool is sized for the device; setting it again for every run would
@@ -503,9 +509,12 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   APIARY_CUDA_CHECK(cudaGetLastError());
   detail::pdc_wait_done<><<<1, 1, 0, runtime.stream()>>>(state);
   APIARY_CUDA_CHECK(cudaGetLastError());
-  // The statistics come back with the run (supervise waits for everything queued).
+  // The run's work ends here (its clock stops); its statistics come back behind the summary,
+  // and the host waits for both under the watchdog.
+  runtime.mark_end();
   APIARY_CUDA_CHECK(cudaMemcpyAsync(kept.stats(), state, sizeof(PdcState), cudaMemcpyDeviceToHost, runtime.stream()));
-  runtime.supervise();
+  APIARY_CUDA_CHECK(cudaEventRecord(kept.stats_done(), runtime.stream()));
+  runtime.wait(kept.stats_done());
   if (cudaStreamQuery(runtime.stream()) != cudaSuccess) return;  // the kernels did not return (finish_run reports it)
   const PdcState stats = *kept.stats();
   runtime.note_rounds(stats.iterations, stats.launches);
