@@ -65,6 +65,7 @@ struct DeviceRuntime::Buffers {
   DeviceBuffer<DependencyEvent> events;
   DeviceBuffer<TraceCursors> cursors;
   DeviceBuffer<RunSummary> summary;
+  DeviceBuffer<StagedCopy> copy_list;  // the start kernel's copies, when too many for its parameters
   std::uint64_t* pinned = nullptr;  // [0] progress read-back, [1] status to write
   bool failed = false;
 };
@@ -114,17 +115,18 @@ struct DeviceRuntime::Staging {
     used += aligned;
     return offset;
   }
-  // The start kernel's copy list: staged last, with device addresses (the arena may have moved
-  // since the copies were staged).
-  const StagedCopy* stage_copy_list() {
+  // The start kernel's copies, wide ones first, with the arena's device addresses now (it may
+  // have moved since they were staged).
+  std::vector<StagedCopy> copy_list() const {
     std::vector<StagedCopy> list;
     list.reserve(pending.size());
-    for (const Pending& p : pending) {
-      const auto* from = reinterpret_cast<const std::uint64_t*>(arena_device + p.offset);
-      list.push_back(StagedCopy{static_cast<std::uint64_t*>(p.to), from, p.words});
-    }
-    const std::size_t offset = stage(list.data(), list.size() * sizeof(StagedCopy));
-    return reinterpret_cast<const StagedCopy*>(arena_device + offset);
+    for (const bool wide : {true, false})
+      for (const Pending& p : pending) {
+        if ((p.words >= wide_copy_words) != wide) continue;
+        const auto* from = reinterpret_cast<const std::uint64_t*>(arena_device + p.offset);
+        list.push_back(StagedCopy{static_cast<std::uint64_t*>(p.to), from, p.words});
+      }
+    return list;
   }
   void clear() {
     used = 0;
@@ -402,8 +404,7 @@ void DeviceRuntime::start_run_state() {
   start.state = b.state.get();
   // Every queue's counters once (the seeds advanced them here; executed restarts at 0).
   upload(b.queue_counters.get(), counters_.data(), n * sizeof(QueueCounters));
-  start.num_copies = static_cast<std::uint32_t>(staging_->pending.size());
-  start.copies = staging_->stage_copy_list();
+  start.copies = copy_list();
   start.pool = b.deps.get();
   start.pool_entries = dependency_limit();
   start.pool_next = b.dep_next.get();
@@ -430,6 +431,31 @@ void DeviceRuntime::supervise() {
 void DeviceRuntime::mark_end() {
   APIARY_CUDA_CHECK(cudaEventRecord(stop_, stream_));
   summarize();
+}
+
+// The start kernel's copy list: as kernel parameters, or, when longer, in device memory (one
+// copy from the arena ahead of the kernel).
+CopyList DeviceRuntime::copy_list() {
+  // Room for a long list first: growing the arena after the list is made would move the data
+  // its addresses point at.
+  const std::size_t listed = staging_->pending.size();
+  if (listed > inline_copies) staging_->reserve((listed * sizeof(StagedCopy) + 15) / 16 * 16);
+  const std::vector<StagedCopy> list = staging_->copy_list();
+  CopyList copies;
+  copies.count = static_cast<std::uint32_t>(list.size());
+  copies.wide = static_cast<std::uint32_t>(
+      std::count_if(list.begin(), list.end(), [](const StagedCopy& c) { return c.words >= wide_copy_words; }));
+  if (list.size() <= inline_copies) {
+    std::copy(list.begin(), list.end(), copies.inline_list);
+    return copies;
+  }
+  Buffers& b = *buffers_;
+  if (b.copy_list.size() < list.size()) b.copy_list = DeviceBuffer<StagedCopy>(2 * list.size(), false);
+  const std::size_t offset = staging_->stage(list.data(), list.size() * sizeof(StagedCopy));
+  APIARY_CUDA_CHECK(cudaMemcpyAsync(b.copy_list.get(), staging_->arena + offset, list.size() * sizeof(StagedCopy),
+                                    cudaMemcpyHostToDevice, stream_));
+  copies.list = b.copy_list.get();
+  return copies;
 }
 
 // Queues the end kernel, which writes the summary into mapped memory, behind the run's work.

@@ -118,6 +118,7 @@ class DeviceRuntime {
   void allocate();
   void start_run_state();
   void upload(void* device, const void* host, std::size_t bytes);
+  CopyList copy_list();
   void summarize();
   Report build_report(const RunSummary& summary) const;
   void describe_unresolved(std::uint32_t used, Report& report) const;

@@ -36,9 +36,15 @@ __global__ void __launch_bounds__(bookkeeping_threads) start_run_kernel(const __
   const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   for (std::size_t i = first; i < s.pool_entries; i += stride) s.pool[i].word = 0;
   // The staged copies go to distinct words (the host stages each queue's counters once).
-  for (std::uint32_t c = 0; c < s.num_copies; ++c) {
-    const StagedCopy copy = s.copies[c];
+  const StagedCopy* copies = s.copies.entries();
+  for (std::uint32_t c = 0; c < s.copies.wide; ++c) {
+    const StagedCopy copy = copies[c];
     for (std::size_t i = first; i < copy.words; i += stride) copy.to[i] = copy.from[i];
+  }
+  const std::size_t warps = stride / 32, lane = threadIdx.x % 32;
+  for (std::size_t c = s.copies.wide + first / 32; c < s.copies.count; c += warps) {
+    const StagedCopy copy = copies[c];
+    for (std::size_t i = lane; i < copy.words; i += 32) copy.to[i] = copy.from[i];
   }
   if (blockIdx.x != 0) return;
   static_assert(sizeof(RunState) % 16 == 0 && RunSummary::counted_bytes() % 16 == 0);

@@ -55,13 +55,26 @@ struct StagedCopy {
   std::uint64_t words = 0;
 };
 
+// The start kernel's copy list. A run usually has a few copies (a seed's items and sequence
+// numbers, the counters): they travel as kernel parameters. A longer list is copied to device
+// memory first (the kernel's threads would otherwise read it across PCIe). Copies of at least
+// `wide_copy_words` come first and are copied by the whole grid; each of the rest by one warp.
+inline constexpr std::uint32_t inline_copies = 16;
+inline constexpr std::uint64_t wide_copy_words = 256;
+struct CopyList {
+  StagedCopy inline_list[inline_copies] = {};
+  const StagedCopy* list = nullptr;        // device memory, when count > inline_copies
+  std::uint32_t count = 0;
+  std::uint32_t wide = 0;                  // the first `wide` copies have >= wide_copy_words
+  const StagedCopy* entries() const { return count <= inline_copies ? inline_list : list; }
+};
+
 // The start kernel's input: where the run's structures are, what it copies from the staging
 // arena (the seeds' small pieces, the queue counters) and what the run state starts as
 // (computed on the host from its copy of the queue counters).
 struct RunStart {
   RunState* state = nullptr;
-  const StagedCopy* copies = nullptr;      // in the arena
-  std::uint32_t num_copies = 0;
+  CopyList copies;
   Dependency* pool = nullptr;
   std::uint32_t pool_entries = 0;          // all of them: tasks may use entries by index
   std::uint32_t* pool_next = nullptr;
