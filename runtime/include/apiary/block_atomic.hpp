@@ -26,7 +26,7 @@ __device__ inline void block_store(std::uint32_t& word, std::uint32_t v) {
 // An atomic store, for a word that other threads update with atomics meanwhile (a plain
 // store there is a race to compute-sanitizer's racecheck, which knows atomics only).
 __device__ inline void block_exchange(std::uint64_t& word, std::uint64_t v) {
-  std::uint64_t old;
+  [[maybe_unused]] std::uint64_t old;  // the exchange's result, not needed
   asm volatile("atom.relaxed.cta.shared.exch.b64 %0, [%1], %2;" : "=l"(old) : "r"(shared_address(&word)), "l"(v) : "memory");
 }
 __device__ inline bool block_cas(std::uint32_t& word, std::uint32_t expected, std::uint32_t desired) {

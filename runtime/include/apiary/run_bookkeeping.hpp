@@ -18,6 +18,7 @@
 
 #include <apiary/dependency.hpp>
 #include <apiary/phase_table.hpp>
+#include <apiary/platform.hpp>
 #include <apiary/queue.hpp>
 #include <apiary/run_state.hpp>
 #include <apiary/trace_writer.hpp>
@@ -66,7 +67,7 @@ struct CopyList {
   const StagedCopy* list = nullptr;        // device memory, when count > inline_copies
   std::uint32_t count = 0;
   std::uint32_t wide = 0;                  // the first `wide` copies have >= wide_copy_words
-  const StagedCopy* entries() const { return count <= inline_copies ? inline_list : list; }
+  APIARY_HD const StagedCopy* entries() const { return count <= inline_copies ? inline_list : list; }
 };
 
 // The start kernel's input: where the run's structures are, what it copies from the staging
