@@ -33,7 +33,6 @@
 
 #include <cuda_runtime.h>
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -287,16 +286,13 @@ Measurement measure_launch_wait(std::uint32_t iterations, int repeats) {
               Field::str("clock", "host")};
   m.tasks = iterations;
   m.baseline = "none";
-  for (int r = -1; r < repeats; ++r) {  // the first pass warms up
-    const auto t0 = std::chrono::steady_clock::now();
+  m.ms = host_timed(repeats, [&] {
     for (std::uint32_t i = 0; i < iterations; ++i) {
       empty_kernel<<<1, 32, 0, stream.s>>>();
       APIARY_CUDA_CHECK(cudaGetLastError());
       APIARY_CUDA_CHECK(cudaStreamSynchronize(stream.s));
     }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (r >= 0) m.ms.push_back(ms);
-  }
+  });
   return m;
 }
 

@@ -9,6 +9,7 @@
 #include <apiary/config.hpp>
 #include <apiary/scheduler.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -83,6 +84,19 @@ using Sink = std::function<void(const Measurement&)>;
 
 double median(std::vector<double> v);
 double minimum(const std::vector<double>& v);
+
+// Host wall-clock milliseconds of `work`, once per repeat after one warm-up pass (module load,
+// first launches): for what the host itself waits for (records say "clock": "host").
+template <class Work>
+std::vector<double> host_timed(int repeats, Work&& work) {
+  std::vector<double> ms;
+  for (int r = -1; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    work();
+    if (r >= 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return ms;
+}
 
 // Baselines (baselines.cu).
 Measurement measure_host_launches(std::uint32_t launches, int repeats);

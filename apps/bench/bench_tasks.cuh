@@ -51,9 +51,24 @@ std::vector<Item> indexed_items(std::uint64_t n) {
   return items;
 }
 
+// One run of the seeded Runtime and its check: `check(report)` returns an empty string when
+// the run did what it should, else what went wrong. Throws Failure naming the benchmark.
+template <class Graph, class Check>
+apiary::Report checked_run(apiary::Runtime<Graph>& rt, const std::string& benchmark, Check&& check) {
+  apiary::Report report;
+  try {
+    report = rt.run();
+  } catch (const apiary::Error& e) {
+    throw Failure(benchmark, std::string("run failed: ") + e.what());
+  }
+  if (!report.ok()) throw Failure(benchmark, "run did not finish:\n" + report.format());
+  const std::string problem = check(report);
+  if (!problem.empty()) throw Failure(benchmark, problem + "\n" + report.format());
+  return report;
+}
+
 // One warm-up run, then `repeats` timed runs of the same Runtime: seed (host time, kept
-// apart), run (kernel time from the runtime's CUDA events), check. `check(report)` returns
-// an empty string when the run did what it should, else what went wrong.
+// apart), run (kernel time from the runtime's CUDA events), check (checked_run).
 template <class Graph, class Seed, class Check>
 void time_runs(apiary::Runtime<Graph>& rt, int repeats, const std::string& benchmark, Seed&& seed, Check&& check,
                Measurement& m) {
@@ -61,15 +76,7 @@ void time_runs(apiary::Runtime<Graph>& rt, int repeats, const std::string& bench
     const auto t0 = std::chrono::steady_clock::now();
     seed(rt);
     const auto t1 = std::chrono::steady_clock::now();
-    apiary::Report report;
-    try {
-      report = rt.run();
-    } catch (const apiary::Error& e) {
-      throw Failure(benchmark, std::string("run failed: ") + e.what());
-    }
-    if (!report.ok()) throw Failure(benchmark, "run did not finish:\n" + report.format());
-    const std::string problem = check(report);
-    if (!problem.empty()) throw Failure(benchmark, problem + "\n" + report.format());
+    const apiary::Report report = checked_run(rt, benchmark, check);
     m.launch = report.launch;
     m.rounds = report.rounds;
     m.launches = report.launches;

@@ -7,41 +7,28 @@
 // scheduler's kernels alone, without the run's start and end.
 #include "bench_tasks.cuh"
 
-#include <chrono>
-
 namespace apiary_bench {
 
 void bench_run_overhead(const Options& o, const Sink& sink) {
   using Task = Empty<32>;
   const std::uint32_t runs = o.quick ? 100 : 1000;  // per repeat
-  apiary::Config config = bench_config(o);
-  apiary::Runtime<EmptyGraph<32>> rt{config};
+  apiary::Runtime<EmptyGraph<32>> rt{bench_config(o)};
   const std::vector<Task::Item> item = indexed_items<Task::Item>(1);
   Measurement m;
   m.benchmark = "run_overhead";
   m.config = {Field::num("worker_size", 32), Field::num("runs", runs), Field::str("clock", "host")};
   m.tasks = runs;  // ns_per_task: ns per run
   m.baseline = "launch_wait";
-  auto one_run = [&] {
-    rt.seed<Task>(item);
-    const apiary::Report report = rt.run();
-    if (!report.ok()) throw Failure(m.benchmark, "run did not finish:\n" + report.format());
-    if (const std::string problem = expect_executed(report, Task::name, 1); !problem.empty())
-      throw Failure(m.benchmark, problem + "\n" + report.format());
-    return report;
-  };
-  std::vector<double> kernel_ms;
-  for (int r = -1; r < o.repeats; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    apiary::Report last;
+  std::vector<double> kernel_ms;  // every run's, the warm-up pass's included (the median hardly moves)
+  m.ms = host_timed(o.repeats, [&] {
     for (std::uint32_t i = 0; i < runs; ++i) {
-      last = one_run();
-      if (r >= 0) kernel_ms.push_back(last.wall_ms);
+      rt.seed<Task>(item);
+      const apiary::Report report =
+          checked_run(rt, m.benchmark, [](const apiary::Report& r) { return expect_executed(r, Task::name, 1); });
+      kernel_ms.push_back(report.wall_ms);
+      m.launch = report.launch;
     }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    m.launch = last.launch;
-    if (r >= 0) m.ms.push_back(ms);  // the first pass warms up (module load, first launches)
-  }
+  });
   m.extra = {Field::num("kernel_us", median(kernel_ms) * 1e3)};
   sink(m);
 }

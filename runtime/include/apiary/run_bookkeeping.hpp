@@ -33,7 +33,7 @@ namespace apiary {
 
 // What the end-of-run kernel leaves for the host: the counts first (added to by every block in
 // a device copy zeroed by the start kernel; the last block to finish copies them over), then
-// copies of the end state; the queue counters last, so that only the graph's queues are copied.
+// copies of the end state, of which only the graph's queues' counters are written.
 struct RunSummary {
   std::uint32_t unresolved_dependencies;   // pool entries [0, dependencies_used) with a counter != 0
   std::uint32_t parked;                    // filled waiting-storage slots
@@ -44,8 +44,8 @@ struct RunSummary {
   RunState state;
   QueueCounters counters[max_queues];
 
-  // The part the start kernel zeroes: the counts (and dependencies_used, written by the end
-  // kernel; cursors are 128-byte aligned, so this is a multiple of 16 bytes).
+  // The part the start kernel zeroes: the counts and blocks_done (and dependencies_used, which
+  // the end kernel writes; cursors are 128-byte aligned, so this is a multiple of 16 bytes).
   static constexpr std::size_t counted_bytes() { return offsetof(RunSummary, cursors); }
 };
 
