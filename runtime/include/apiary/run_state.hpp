@@ -154,12 +154,31 @@ struct PhaseController {
         .compare_exchange_strong(expected, static_cast<std::uint32_t>(s), mo::acq_rel, mo::relaxed);
   }
 
-  // Called by an idle worker. Advances the phase if the current one is done, detects the
-  // end of the run, and returns whether the caller should keep looking for work.
-  // `parked` reads the number of tasks waiting in the waiting storage.
+  // Called by an idle worker while others run. Advances the phase if the current one is
+  // done, detects the end of the run, and returns whether the caller should keep looking for
+  // work. `parked` reads the number of tasks waiting in the waiting storage.
+  //
+  // Every dependent load here is a memory round trip on the path of a phase change (an idle
+  // block advances the phase the moment the last task of the old one finished), so the common
+  // step reads in as few trips as its ordering allows: status, error, pending_total and host
+  // input first, together with the phase word (acquire: the counters read after it are at
+  // least as new as the phase it names); then the phase change (advance_live). A run that may
+  // be over (nothing pending, no more host input) is decided on ordered reads, as the
+  // rarest and least forgiving step.
   template <class ParkedCount>
   APIARY_HD bool on_idle(ParkedCount&& parked) const {
-    return idle_step(LiveReads<ParkedCount>{this, parked});
+    const std::uint32_t status_word = load_relaxed(state->status);
+    const std::uint32_t error_code = load_relaxed(state->error.code);
+    const std::uint64_t total = load_relaxed(state->pending_total.value);
+    const std::uint32_t open = load_relaxed(state->host_open);
+    const std::uint64_t phase_word = load_acquire(state->phase_word);
+    if (!goes_on(status_word, error_code)) return false;
+    if (total == 0) {
+      if (open != 0) return true;  // the host may still inject work: nothing to decide yet
+      return idle_step(LiveReads<ParkedCount>{this, parked});
+    }
+    advance_live(phase_word);
+    return true;
   }
 
   // on_idle for a caller that runs alone, from counters it read at once (IdleCounters): the
@@ -173,6 +192,36 @@ struct PhaseController {
   // Moves to the next phase with pending tasks if the current one is done.
   APIARY_HD void try_advance() const {
     advance_from(load_acquire(state->phase_word), [&](std::uint32_t slot) { return load_acquire(pending(slot)) != 0; });
+  }
+
+  // try_advance from the phase word `seen_word` (read with acquire) while workers run, in two
+  // memory round trips where the next phase in order has work: the phaseless counter first
+  // (only where the graph has phaseless queues: no other task is counted there), then the
+  // current phase's counter (acquire) together with the next phase's (relaxed, issued before
+  // it). A non-zero count of a phase other than the current one is never stale: its tasks run
+  // only while it is current, so it cannot have dropped since the phase word was written. A
+  // zero may be stale (a spawn the current phase's last batch published with its decrement),
+  // so a step that would skip a phase, or finds no next phase, decides on ordered reads.
+  APIARY_HD void advance_live(std::uint64_t seen_word) const {
+    const std::uint32_t n = table->num_phases;
+    if (n == 0) return;
+    if (table->phaseless.size() != 0 && load_acquire(pending(0)) != 0) return;
+    const PhaseWord seen = PhaseWord::unpack(seen_word);
+    const std::int32_t next = seen.phase == no_phase                     ? no_phase
+                              : std::uint32_t(seen.phase) + 1 < n        ? seen.phase + 1
+                              : table->cyclic && n > 1                   ? 0
+                                                                         : no_phase;
+    if (next != no_phase) {
+      const std::uint64_t next_count = load_relaxed(pending(std::uint32_t(next) + 1));
+      if (load_acquire(pending(std::uint32_t(seen.phase) + 1)) != 0) return;
+      if (next_count != 0) {
+        std::uint64_t expected = seen_word;
+        DeviceAtomic<std::uint64_t>(state->phase_word)
+            .compare_exchange_strong(expected, PhaseWord{next, seen.epoch + 1}.pack(), mo::acq_rel, mo::relaxed);
+        return;
+      }
+    }
+    advance_from(seen_word, [&](std::uint32_t slot) { return load_acquire(pending(slot)) != 0; });
   }
 
   // The first phase after `from` (wrapping if cyclic) with pending tasks, or no_phase.

@@ -100,6 +100,57 @@ TEST_CASE("phase controller: empty phases are skipped, cyclic graphs wrap, the e
   REQUIRE(pc.status() == RunStatus::finished);
 }
 
+TEST_CASE("phase controller: on_idle moves to the next phase in order, skips empty ones and waits for phaseless tasks",
+          "[phases]") {
+  PhaseTable t({layout("P", -1), layout("A", 0), layout("B", 1), layout("C", 2)}, true);
+  const PhaseTableView view = t.view();
+  RunState state{};
+  PhaseController pc{&state, &view};
+  auto idle = [&] { return pc.on_idle([] { return 0; }); };
+  state.phase_word = PhaseWord{0, 7}.pack();
+  state.pending_total.value = 3;
+  state.pending[1].value = 1;  // phase 0 still has a task: stays
+  state.pending[2].value = 2;
+  REQUIRE(idle());
+  REQUIRE(pc.current().phase == 0);
+  state.pending[1].value = 0;
+  state.pending[0].value = 1;  // a phaseless task may still spawn into phase 0: stays
+  REQUIRE(idle());
+  REQUIRE(pc.current().phase == 0);
+  state.pending[0].value = 0;  // the next phase in order has work: one step
+  REQUIRE(idle());
+  REQUIRE(pc.current().phase == 1);
+  REQUIRE(pc.current().epoch == 8);
+  state.pending[2].value = 0;  // phase 2 is empty, phase 0 has work again: wraps past it
+  state.pending[1].value = 2;
+  REQUIRE(idle());
+  REQUIRE(pc.current().phase == 0);
+  REQUIRE(pc.current().epoch == 9);
+  state.pending[1].value = 0;
+  state.pending_total.value = 0;
+  state.host_open = 1;  // nothing pending, host input open: goes on without deciding
+  REQUIRE(idle());
+  REQUIRE(pc.status() == RunStatus::running);
+  state.host_open = 0;
+  REQUIRE_FALSE(idle());
+  REQUIRE(pc.status() == RunStatus::finished);
+}
+
+TEST_CASE("phase controller: on_idle in the last phase of an acyclic graph reports work left in an earlier one",
+          "[phases]") {
+  PhaseTable t({layout("A", 0), layout("B", 1)}, false);
+  const PhaseTableView view = t.view();
+  RunState state{};
+  PhaseController pc{&state, &view};
+  state.phase_word = PhaseWord{1, 1}.pack();
+  state.pending_total.value = 1;
+  state.pending[1].value = 1;  // a task of phase 0, which already ended
+  pc.on_idle([] { return 0; });
+  REQUIRE(pc.status() == RunStatus::failed);
+  REQUIRE(state.error.code == std::uint32_t(ErrorCode::phase_already_ended));
+  REQUIRE_FALSE(pc.on_idle([] { return 0; }));
+}
+
 TEST_CASE("phase controller: parked tasks with nothing pending end the run as a stall", "[phases]") {
   PhaseTable t({layout("A", 0)}, false);
   const PhaseTableView view = t.view();
