@@ -132,18 +132,8 @@ struct PhaseController {
   APIARY_HD Look look() const {
     const std::uint32_t status_word = load_relaxed(state->status);
     const std::uint32_t error_code = load_relaxed(state->error.code);
-    const std::uint64_t phase_word = load_phase_word();
+    const std::uint64_t phase_word = load_acquire(state->phase_word);
     return {goes_on(status_word, error_code), PhaseWord::unpack(phase_word)};
-  }
-
-  // The phase word as the idle loops read it: with acquire where the graph has phases (what
-  // is read after it must be at least as new as the phase it names), relaxed where it has
-  // none (the word never changes then). An acquire load on the GPU also invalidates the SM's
-  // L1 and waits for the load before any later one: in a graph without phases, every block
-  // polling for work or for a held task did that on every poll for nothing (the 5% of a
-  // Jacobi iteration on the small matrices that the cheaper idle step gained, docs/schedulers.md).
-  APIARY_HD std::uint64_t load_phase_word() const {
-    return table->num_phases == 0 ? load_relaxed(state->phase_word) : load_acquire(state->phase_word);
   }
 
   // True while the run goes on; turns a raised device error into the failed status.
@@ -171,9 +161,8 @@ struct PhaseController {
   // Every dependent load here is a memory round trip on the path of a phase change (an idle
   // block advances the phase the moment the last task of the old one finished), so the common
   // step reads in as few trips as its ordering allows: status, error, pending_total and host
-  // input first, together with the phase word (load_phase_word: acquire where the graph has
-  // phases, so that the counters read after it are at least as new as the phase it names);
-  // then the phase change (advance_live). A run that may
+  // input first, together with the phase word (acquire: the counters read after it are at
+  // least as new as the phase it names); then the phase change (advance_live). A run that may
   // be over (nothing pending, no more host input) is decided on ordered reads, as the
   // rarest and least forgiving step.
   template <class ParkedCount>
@@ -182,7 +171,7 @@ struct PhaseController {
     const std::uint32_t error_code = load_relaxed(state->error.code);
     const std::uint64_t total = load_relaxed(state->pending_total.value);
     const std::uint32_t open = load_relaxed(state->host_open);
-    const std::uint64_t phase_word = load_phase_word();
+    const std::uint64_t phase_word = load_acquire(state->phase_word);
     if (!goes_on(status_word, error_code)) return false;
     if (total == 0) {
       if (open != 0) return true;  // the host may still inject work: nothing to decide yet
