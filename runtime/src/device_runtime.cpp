@@ -559,6 +559,8 @@ Report DeviceRuntime::build_report(const RunSummary& summary) const {
     qr.queued = summary.counters[q].tail - summary.counters[q].head;
     qr.capacity = queue_ring_capacity(layout.capacity);
     qr.parked = summary.parked_per_queue[q];
+    qr.claimable = summary.counters[q].available;
+    qr.draining_blocks = summary.state.live_blocks[q];
     r.total_executed += qr.executed;
     r.queues.push_back(qr);
   }

@@ -36,6 +36,15 @@ std::string Report::format() const {
         << (q.phase < 0 ? std::string("-") : std::to_string(q.phase)) << std::setw(11) << q.executed << std::setw(11)
         << q.queued << std::setw(11) << q.parked << std::setw(11) << q.capacity << "\n";
   }
+  if (status != RunStatus::finished && status != RunStatus::stopped) {
+    // What a stalled run left where: which tickets no worker could claim, which blocks were
+    // still draining (the watchdog's abort names no culprit of its own).
+    for (const auto& q : queues) {
+      if (q.queued == 0 && q.claimable == 0 && q.draining_blocks == 0) continue;
+      out << "  " << q.name << " at the end: " << q.queued << " reserved and not claimed, " << q.claimable
+          << " of them claimable, " << q.draining_blocks << " worker block(s) draining it\n";
+    }
+  }
   if (parked > 0) out << "  parked tasks in the waiting storage: " << parked << "\n";
   if (unresolved_dependencies > 0) {
     out << "  unresolved dependencies (runtime pool): " << unresolved_dependencies << "\n";

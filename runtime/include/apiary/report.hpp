@@ -16,6 +16,12 @@ struct QueueReport {
   std::uint64_t queued = 0;     // left in the queue at the end (fill level)
   std::uint64_t parked = 0;     // waiting in the waiting storage at the end
   std::uint64_t capacity = 0;
+  // Where a run that did not finish left the queue: of the `queued` tickets, those published
+  // and committed, that a worker could have claimed (the queue's `available` count; the rest
+  // were reserved by producers that never committed them), and the worker blocks of per-queue
+  // kernels (timesliced, device controller) that had not left it.
+  std::int64_t claimable = 0;
+  std::uint32_t draining_blocks = 0;
 };
 
 struct Report {

@@ -79,6 +79,20 @@ inline constexpr const char* pdc_needs_rdc =
     "device_controller needs relocatable device code: build the target with CUDA_SEPARABLE_COMPILATION ON "
     "and link CUDA::cudadevrt (see docs)";
 
+// What the spin controller still counted at the end of a run: warps and worker blocks per
+// queue of launches it believed alive. Zero after every clean run (a block takes itself off
+// when it leaves); a run that stalled shows whether the controller waited on blocks that were
+// gone or on blocks that still ran. Empty when nothing was left counted.
+inline std::string pdc_left_counted(const PdcState& s, const PhaseTable& table) {
+  std::string out;
+  for (std::uint32_t q = 0; q < table.num_queues(); ++q)
+    if (s.queue_blocks[q] != 0)
+      out += (out.empty() ? "" : ", ") + table.queues()[q].name + " " + std::to_string(s.queue_blocks[q]);
+  if (s.active_warps == 0 && out.empty()) return {};
+  return "; counted at the end: " + std::to_string(s.active_warps) + " active warps" +
+         (out.empty() ? std::string() : ", worker blocks " + out);
+}
+
 #if defined(__CUDACC_RDC__)
 
 // A worker's blocks drain queue q in batches, then leave the active-warp counter. `Counted`:
@@ -521,7 +535,7 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   const std::string how = wave ? "device graph relaunching itself" : "pending-launch pool " + std::to_string(params.pending_limit);
   runtime.note_launch(std::string(name) + " (" + std::to_string(params.max_warps) + " max warps, " + how +
                           ", stream end " + (stats.waiter_polls == 0 ? "covered" : "did not cover") +
-                          " the controller's launches)",
+                          " the controller's launches" + detail::pdc_left_counted(stats, table) + ")",
                       params.max_blocks, params.layout.block_threads, plan.shared);
 #endif
 }
