@@ -56,7 +56,18 @@ struct PdcState {
   std::uint64_t launches;                  // worker kernels launched
   std::uint64_t iterations;                // controller loop iterations (spin) or waves (wave)
   std::uint64_t waiter_polls;              // how long the host-stream waiter waited for `done`
+  // Spin mode: what the controller saw when no batch had finished for pdc_stall_note_ns while it
+  // counted workers alive (once per run; zero otherwise), for the report of a stalled run:
+  // worker blocks launched and not exited, blocks that had started draining, claimable tasks.
+  std::uint32_t stall_noted;
+  std::uint32_t stall_launched[max_queues];
+  std::uint32_t stall_started[max_queues];
+  std::int64_t stall_claimable[max_queues];
 };
+
+// How long the spin controller waits without a finished batch, while it counts workers alive,
+// before it notes what it sees (PdcState::stall_*). Far below any useful watchdog setting.
+inline constexpr std::uint64_t pdc_stall_note_ns = 500'000'000;
 
 // Everything the controller and the workers read; lives in device memory (a device-side
 // launch passes only a pointer and the queue index).
@@ -84,13 +95,22 @@ inline constexpr const char* pdc_needs_rdc =
 // when it leaves); a run that stalled shows whether the controller waited on blocks that were
 // gone or on blocks that still ran. Empty when nothing was left counted.
 inline std::string pdc_left_counted(const PdcState& s, const PhaseTable& table) {
-  std::string out;
-  for (std::uint32_t q = 0; q < table.num_queues(); ++q)
-    if (s.queue_blocks[q] != 0)
-      out += (out.empty() ? "" : ", ") + table.queues()[q].name + " " + std::to_string(s.queue_blocks[q]);
-  if (s.active_warps == 0 && out.empty()) return {};
-  return "; counted at the end: " + std::to_string(s.active_warps) + " active warps" +
-         (out.empty() ? std::string() : ", worker blocks " + out);
+  std::string out, stall;
+  for (std::uint32_t q = 0; q < table.num_queues(); ++q) {
+    const std::string& name = table.queues()[q].name;
+    if (s.queue_blocks[q] != 0) out += (out.empty() ? "" : ", ") + name + " " + std::to_string(s.queue_blocks[q]);
+    if (s.stall_noted && (s.stall_launched[q] | s.stall_started[q] | s.stall_claimable[q]) != 0)
+      stall += "; " + name + ": " + std::to_string(s.stall_launched[q]) + " worker block(s) launched and not exited, " +
+               std::to_string(s.stall_started[q]) + " draining, " + std::to_string(s.stall_claimable[q]) + " task(s) claimable";
+  }
+  std::string note;
+  if (s.active_warps != 0 || !out.empty())
+    note = "; counted at the end: " + std::to_string(s.active_warps) + " active warps" +
+           (out.empty() ? std::string() : ", worker blocks " + out);
+  if (s.stall_noted)
+    note += "; when no batch had finished for " + std::to_string(pdc_stall_note_ns / 1'000'000) + " ms" +
+            (stall.empty() ? std::string(": nothing counted") : stall);
+  return note;
 }
 
 #if defined(__CUDACC_RDC__)
@@ -223,6 +243,34 @@ __device__ inline cudaError_t pdc_set_worker_node(cudaGraphDeviceNode_t node, st
   return err != cudaSuccess ? err : cudaGraphKernelNodeSetEnabled(node, true);
 }
 
+// Spin mode, thread 0 while it counts workers alive: notes once what it sees when no batch
+// has finished for pdc_stall_note_ns (a stalled run's report then tells launched workers that
+// never started from workers that run and wait).
+struct PdcStallWatch {
+  std::uint64_t progress = ~std::uint64_t(0);
+  std::uint64_t since = 0;
+  bool noted = false;
+};
+__device__ inline void pdc_watch_stall(const PdcParams* p, PdcStallWatch& w) {
+  if (w.noted) return;
+  const std::uint64_t progress = load_relaxed(p->graph.state->progress);
+  const std::uint64_t now = global_timer_ns();
+  if (progress != w.progress) {
+    w.progress = progress;
+    w.since = now;
+    return;
+  }
+  if (now - w.since < pdc_stall_note_ns) return;
+  w.noted = true;
+  PdcState& s = *p->pdc;
+  for (std::uint32_t q = 0; q < p->graph.table.num_queues; ++q) {
+    s.stall_launched[q] = load_relaxed(s.queue_blocks[q]);
+    s.stall_started[q] = load_relaxed(p->graph.state->live_blocks[q]);
+    s.stall_claimable[q] = p->graph.queues[q].available_hint();
+  }
+  store_relaxed(s.stall_noted, 1u);
+}
+
 // Spin mode: one persistent controller block.
 template <class Graph>
 __global__ void pdc_spin_controller(const PdcParams* __restrict__ p) {
@@ -232,12 +280,16 @@ __global__ void pdc_spin_controller(const PdcParams* __restrict__ p) {
   const PhaseController pc = p->graph.controller();
   std::uint32_t backoff = 64;
   std::uint64_t it = 0;
+  PdcStallWatch watch;  // thread 0's
   for (;; ++it) {
     if (threadIdx.x == 0) {
       pdc_drain_host_input(p->graph);
       bool go = pc.running();
       // Only while nothing runs: the phase may change, or the run end.
-      if (go && load_acquire(p->pdc->active_warps) == 0) go = pdc_idle_step(p);
+      if (go) {
+        if (load_acquire(p->pdc->active_warps) == 0) go = pdc_idle_step(p);
+        else pdc_watch_stall(p, watch);
+      }
       sh.stop = go ? 0u : 1u;
       sh.phase = pc.current().phase;
       sh.any_full = 0;
