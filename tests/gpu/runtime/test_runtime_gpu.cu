@@ -1215,6 +1215,74 @@ TEST_CASE("a task handed off when the run stops is left in its queue, not lost",
   for (std::uint32_t i = 0; i < links; ++i) REQUIRE(ran[i] == (i <= stop_at ? 1u : 0u));
 }
 
+// Fan-out/fan-in trees on queues no larger than a level (as in the fan_tree benchmark): every
+// ring wraps each level while workers of both types produce into the other's queue (forks
+// spawn leaves, leaves release the next fork). A worker that claims several rounds of tasks
+// must read them all before it runs the first: a claimed slot left unread while an earlier
+// task waits for a slot of the other queue held the same way deadlocks the blocks (PDC spin,
+// whose worker kernels claim up to 8 rounds on small grids, stalled in about 1 run of 10 of
+// the benchmark's quick group before; the watchdog ended them). Many short runs, every one
+// must finish with exact counts.
+struct TreeLeaf {
+  struct Item {
+    std::uint32_t dependency;
+  };
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Leaf";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const {
+    if (w.rank() == 0) ctx.resolve(ctx.dependency(item.dependency));
+  }
+};
+struct TreeFork {
+  struct Item {
+    std::uint32_t tree, level, depth, fan_out;  // fan_out a multiple of 32
+  };
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Fork";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const {
+    if (item.level >= item.depth) return;
+    const std::uint32_t d = item.tree * item.depth + item.level;
+    if (w.rank() == 0) {
+      Item next = item;
+      next.level = item.level + 1;
+      ctx.template spawn_when<TreeFork>(ctx.dependency(d), next, std::int32_t(item.fan_out));
+    }
+    for (std::uint32_t j = 0; j < item.fan_out / 32; ++j) ctx.template spawn<TreeLeaf>(TreeLeaf::Item{d});
+  }
+};
+using TreeGraph = PhaseQueue<Phaseless<TreeFork, TreeLeaf>>;
+
+TEST_CASE("fan-out/fan-in trees on queues a level fills run to the end, run after run", "[gpu][stall][dependency]") {
+  const Scheduler scheduler = each_scheduler();
+  struct Shape {
+    std::uint32_t trees, fan_out;
+  };
+  for (const Shape shape : {Shape{1024, 32}, Shape{128, 256}}) {
+    const std::uint32_t depth = 16;
+    Config config;
+    config.watchdog_seconds = 5;
+    config.queue_capacities = {{"Fork", 1024}, {"Leaf", std::uint64_t(shape.trees) * shape.fan_out}};
+    config.dependency_capacity = shape.trees * depth;
+    config.waiting_storage_capacity = 2 * shape.trees;
+    Runtime<TreeGraph> rt{config};
+    std::vector<TreeFork::Item> roots(shape.trees);
+    for (std::uint32_t t = 0; t < shape.trees; ++t) roots[t] = TreeFork::Item{t, 0, depth, shape.fan_out};
+    for (int run = 0; run < 100; ++run) {
+      rt.seed<TreeFork>(roots);
+      const Report report = rt.run(scheduler);
+      INFO("trees " << shape.trees << " x fan-out " << shape.fan_out << ", run " << run << "\n" << report.format());
+      REQUIRE(report.status == RunStatus::finished);
+      REQUIRE(report.executed("Fork") == std::uint64_t(shape.trees) * (depth + 1));
+      REQUIRE(report.executed("Leaf") == std::uint64_t(shape.trees) * depth * shape.fan_out);
+      REQUIRE(report.parked == 0);
+    }
+  }
+}
+
 }  // namespace runtime_gpu_tests
 
 int main(int argc, char** argv) {
