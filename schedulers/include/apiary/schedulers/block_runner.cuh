@@ -141,31 +141,24 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   const std::uint32_t slots = layout.slots[q];
   for (;;) {
     bool handed_off = false;
-    if (batch.count <= slot + slots) {  // at most one task of the batch is this worker's
-      if (slot < batch.count) {
-        alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
-        std::uint64_t tag = no_dependency;
-        if (!take_task<Item>(queue, handoff, batch, slot, worker, traced, raw, tag)) return;
-        handed_off = run_task(raw, tag);
-      }
-    } else {
-      // Several: the worker copies them all (up to read_ahead_tasks at a time) before it runs
-      // any. A claimed slot not read yet stays taken while the worker's earlier tasks run, and
-      // a producer one lap ahead on that queue waits for exactly that slot; when those earlier
-      // tasks wait for a slot of another queue held the same way, the blocks wait on each other
-      // for ever. Measured before (H100, f5db5f2): the fan tree under PDC spin, whose worker
-      // kernels claim up to 8 rounds on small grids, stalled in about 1 run of 10 with 167
-      // worker blocks draining and 184 tasks claimable, until the watchdog ended it.
-      for (std::uint32_t first = slot; first < batch.count; first += read_ahead_tasks * slots) {
-        alignas(8) unsigned char raw[read_ahead_tasks][queue_stride(sizeof(Item))];
-        std::uint64_t tags[read_ahead_tasks];
-        std::uint32_t n = 0;
-        for (std::uint32_t i = first; i < batch.count && n < read_ahead_tasks; i += slots, ++n) {
-          tags[n] = no_dependency;
-          if (!take_task<Item>(queue, handoff, batch, i, worker, traced, raw[n], tags[n])) return;
-        }
-        for (std::uint32_t k = 0; k < n; ++k) handed_off = run_task(raw[k], tags[k]);
-      }
+    // The worker copies every task of its share (up to read_ahead_tasks at a time) before it
+    // runs any. A claimed slot not read yet stays taken while the worker's earlier tasks run,
+    // and a producer one lap ahead on that queue waits for exactly that slot; when those
+    // earlier tasks wait for a slot of another queue held the same way, the blocks wait on
+    // each other for ever. Measured before (H100, f5db5f2): the fan tree under PDC spin, whose
+    // worker kernels claim up to 8 rounds on small grids, stalled in about 1 run of 10 with 167
+    // worker blocks draining and 184 tasks claimable, until the watchdog ended it. One loop
+    // for one task or several: a second copy of the task's code for the one-task case cost
+    // the empty-task megakernel 24 registers.
+    for (std::uint32_t first = slot; first < batch.count; first += read_ahead_tasks * slots) {
+      alignas(8) unsigned char raw[read_ahead_tasks][queue_stride(sizeof(Item))];
+      std::uint64_t tags[read_ahead_tasks];
+      std::uint32_t n = 0;
+#pragma unroll 1
+      for (std::uint32_t i = first; i < batch.count && n < read_ahead_tasks; i += slots, ++n)
+        if (!take_task<Item>(queue, handoff, batch, i, worker, traced, raw[n], tags[n])) return;
+#pragma unroll 1
+      for (std::uint32_t k = 0; k < n; ++k) handed_off = run_task(raw[k], tags[k]);
     }
     if (!chains || !next_local_link(g, worker, handoff, q, handed_off)) return;
   }
