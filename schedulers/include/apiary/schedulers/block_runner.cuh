@@ -89,11 +89,6 @@ __device__ bool next_local_link(const DeviceGraph& g, const Worker& worker, Hand
   return handoff.chained != 0;
 }
 
-// Tasks a worker copies out of the queue before it runs the first of them (BlockLayout's
-// max_rounds, the most a batch gives one worker; a larger batch is read and run this many at a
-// time): see run_worker_tasks.
-inline constexpr std::uint32_t read_ahead_tasks = 8;
-
 // One worker runs its share of a batch: tasks slot, slot + slots, ...
 template <class Graph, class T>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
@@ -116,49 +111,32 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   // host's tasks there. (The check sits outside the task loop: inside it, its code made the
   // loop 1.6x longer and empty tasks 1.6% slower in geomean on an H100; docs/benchmarks.md.)
   const bool chains = batch.handed_off && slot == 0 && (g.mailbox == nullptr || blockIdx.x != 0);
-  // Runs one task from its copied item; whether it handed a task off to the block.
-  auto run_task = [&](const void* raw, std::uint64_t tag) {
-    const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
-    std::uint32_t task = no_task;
-    std::uint64_t start = 0;
-    if (traced) {
-      if (rank == 0) trace_index[slot] = g.trace.begin_task();
-      worker.sync();
-      task = trace_index[slot];
-      start = global_timer_ns();
-    }
-    const Context<Graph> ctx(g, q, task, &handoff, dependencies);
-    T{}(worker, item, ctx);
-    ctx.ready_own_hold();
-    if (traced) {
-      worker.sync();
-      if (rank == 0)
-        g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(), blockIdx.x,
-                                            std::uint16_t(slot), phase, batch.phase.epoch});
-    }
-    return ctx.handed_off();
-  };
-  const std::uint32_t slots = layout.slots[q];
   for (;;) {
     bool handed_off = false;
-    // The worker copies every task of its share (up to read_ahead_tasks at a time) before it
-    // runs any. A claimed slot not read yet stays taken while the worker's earlier tasks run,
-    // and a producer one lap ahead on that queue waits for exactly that slot; when those
-    // earlier tasks wait for a slot of another queue held the same way, the blocks wait on
-    // each other for ever. Measured before (H100, f5db5f2): the fan tree under PDC spin, whose
-    // worker kernels claim up to 8 rounds on small grids, stalled in about 1 run of 10 with 167
-    // worker blocks draining and 184 tasks claimable, until the watchdog ended it. One loop
-    // for one task or several: a second copy of the task's code for the one-task case cost
-    // the empty-task megakernel 24 registers.
-    for (std::uint32_t first = slot; first < batch.count; first += read_ahead_tasks * slots) {
-      alignas(8) unsigned char raw[read_ahead_tasks][queue_stride(sizeof(Item))];
-      std::uint64_t tags[read_ahead_tasks];
-      std::uint32_t n = 0;
-#pragma unroll 1
-      for (std::uint32_t i = first; i < batch.count && n < read_ahead_tasks; i += slots, ++n)
-        if (!take_task<Item>(queue, handoff, batch, i, worker, traced, raw[n], tags[n])) return;
-#pragma unroll 1
-      for (std::uint32_t k = 0; k < n; ++k) handed_off = run_task(raw[k], tags[k]);
+    for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q]) {
+      alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
+      std::uint64_t tag = no_dependency;
+      if (!take_task<Item>(queue, handoff, batch, i, worker, traced, raw, tag)) return;
+      const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
+
+      std::uint32_t task = no_task;
+      std::uint64_t start = 0;
+      if (traced) {
+        if (rank == 0) trace_index[slot] = g.trace.begin_task();
+        worker.sync();
+        task = trace_index[slot];
+        start = global_timer_ns();
+      }
+      const Context<Graph> ctx(g, q, task, &handoff, dependencies);
+      T{}(worker, item, ctx);
+      ctx.ready_own_hold();
+      handed_off = ctx.handed_off();
+      if (traced) {
+        worker.sync();
+        if (rank == 0)
+          g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(),
+                                              blockIdx.x, std::uint16_t(slot), phase, batch.phase.epoch});
+      }
     }
     if (!chains || !next_local_link(g, worker, handoff, q, handed_off)) return;
   }
