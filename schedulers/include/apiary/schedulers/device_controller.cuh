@@ -68,6 +68,7 @@ struct PdcState {
 // How long the spin controller waits without a finished batch, while it counts workers alive,
 // before it notes what it sees (PdcState::stall_*). Far below any useful watchdog setting.
 inline constexpr std::uint64_t pdc_stall_note_ns = 500'000'000;
+inline constexpr std::uint64_t pdc_stall_watch_every = 64;  // controller iterations (~4 us each)
 
 // Everything the controller and the workers read; lives in device memory (a device-side
 // launch passes only a pointer and the queue index).
@@ -90,11 +91,11 @@ inline constexpr const char* pdc_needs_rdc =
     "device_controller needs relocatable device code: build the target with CUDA_SEPARABLE_COMPILATION ON "
     "and link CUDA::cudadevrt (see docs)";
 
-// What the spin controller still counted at the end of a run: warps and worker blocks per
-// queue of launches it believed alive. Zero after every clean run (a block takes itself off
-// when it leaves); a run that stalled shows whether the controller waited on blocks that were
-// gone or on blocks that still ran. Empty when nothing was left counted.
-inline std::string pdc_left_counted(const PdcState& s, const PhaseTable& table) {
+// The launch note's tail for a run's PDC statistics: the warps and worker blocks per queue the
+// spin controller still counted at the end (zero after every clean run: a block takes itself
+// off when it leaves), and what it saw when no batch had finished for a while
+// (pdc_watch_stall). Empty for a clean run.
+inline std::string pdc_counts_note(const PdcState& s, const PhaseTable& table) {
   std::string out, stall;
   for (std::uint32_t q = 0; q < table.num_queues(); ++q) {
     const std::string& name = table.queues()[q].name;
@@ -243,9 +244,10 @@ __device__ inline cudaError_t pdc_set_worker_node(cudaGraphDeviceNode_t node, st
   return err != cudaSuccess ? err : cudaGraphKernelNodeSetEnabled(node, true);
 }
 
-// Spin mode, thread 0 while it counts workers alive: notes once what it sees when no batch
-// has finished for pdc_stall_note_ns (a stalled run's report then tells launched workers that
-// never started from workers that run and wait).
+// Spin mode, thread 0 while it counts workers alive, every pdc_stall_watch_every iterations:
+// notes once what it sees when no batch has finished for pdc_stall_note_ns (a stalled run's
+// report then tells launched workers that never started from workers that run and wait).
+// Not every iteration: the progress load would sit on every controller round's serial path.
 struct PdcStallWatch {
   std::uint64_t progress = ~std::uint64_t(0);
   std::uint64_t since = 0;
@@ -288,7 +290,7 @@ __global__ void pdc_spin_controller(const PdcParams* __restrict__ p) {
       // Only while nothing runs: the phase may change, or the run end.
       if (go) {
         if (load_acquire(p->pdc->active_warps) == 0) go = pdc_idle_step(p);
-        else pdc_watch_stall(p, watch);
+        else if (it % pdc_stall_watch_every == 0) pdc_watch_stall(p, watch);
       }
       sh.stop = go ? 0u : 1u;
       sh.phase = pc.current().phase;
@@ -587,7 +589,7 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   const std::string how = wave ? "device graph relaunching itself" : "pending-launch pool " + std::to_string(params.pending_limit);
   runtime.note_launch(std::string(name) + " (" + std::to_string(params.max_warps) + " max warps, " + how +
                           ", stream end " + (stats.waiter_polls == 0 ? "covered" : "did not cover") +
-                          " the controller's launches" + detail::pdc_left_counted(stats, table) + ")",
+                          " the controller's launches" + detail::pdc_counts_note(stats, table) + ")",
                       params.max_blocks, params.layout.block_threads, plan.shared);
 #endif
 }
