@@ -3,6 +3,7 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include "../../../apps/bench/fan_tree_tasks.cuh"
 #include "../../../apps/examples/table.cuh"
 #include "gpu_test.hpp"
 
@@ -1226,38 +1227,8 @@ TEST_CASE("a task handed off when the run stops is left in its queue, not lost",
 // (200 runs per scheduler here, 30 benchmark groups) but cost 1.03-1.29x on the throughput
 // benchmarks, so it is not in; hence [!mayfail]: a stall is reported, not hidden, and does not
 // fail the suite. Many short runs, each must finish with exact counts.
-struct TreeLeaf {
-  struct Item {
-    std::uint32_t dependency;
-  };
-  static constexpr unsigned threads = 32;
-  static constexpr unsigned shared_bytes = 0;
-  static constexpr const char* name = "Leaf";
-  template <class Ctx>
-  __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const {
-    if (w.rank() == 0) ctx.resolve(ctx.dependency(item.dependency));
-  }
-};
-struct TreeFork {
-  struct Item {
-    std::uint32_t tree, level, depth, fan_out;  // fan_out a multiple of 32
-  };
-  static constexpr unsigned threads = 32;
-  static constexpr unsigned shared_bytes = 0;
-  static constexpr const char* name = "Fork";
-  template <class Ctx>
-  __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const {
-    if (item.level >= item.depth) return;
-    const std::uint32_t d = item.tree * item.depth + item.level;
-    if (w.rank() == 0) {
-      Item next = item;
-      next.level = item.level + 1;
-      ctx.template spawn_when<TreeFork>(ctx.dependency(d), next, std::int32_t(item.fan_out));
-    }
-    for (std::uint32_t j = 0; j < item.fan_out / 32; ++j) ctx.template spawn<TreeLeaf>(TreeLeaf::Item{d});
-  }
-};
-using TreeGraph = PhaseQueue<Phaseless<TreeFork, TreeLeaf>>;
+using apiary_bench::fan_tree::FanGraph;  // the fan_tree benchmark's Fork and Leaf
+using TreeFork = apiary_bench::fan_tree::Fork;
 
 TEST_CASE("fan-out/fan-in trees on queues a level fills run to the end, run after run",
           "[gpu][stall][dependency][!mayfail]") {
@@ -1272,7 +1243,7 @@ TEST_CASE("fan-out/fan-in trees on queues a level fills run to the end, run afte
     config.queue_capacities = {{"Fork", 1024}, {"Leaf", std::uint64_t(shape.trees) * shape.fan_out}};
     config.dependency_capacity = shape.trees * depth;
     config.waiting_storage_capacity = 2 * shape.trees;
-    Runtime<TreeGraph> rt{config};
+    Runtime<FanGraph> rt{config};
     std::vector<TreeFork::Item> roots(shape.trees);
     for (std::uint32_t t = 0; t < shape.trees; ++t) roots[t] = TreeFork::Item{t, 0, depth, shape.fan_out};
     for (int run = 0; run < 100; ++run) {

@@ -1,6 +1,5 @@
 #include <apiary/error.hpp>
 #include <apiary/phase_table.hpp>
-#include <apiary/report.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -161,23 +160,4 @@ TEST_CASE("phase controller: parked tasks with nothing pending end the run as a 
   REQUIRE(pc.status() == RunStatus::failed);
   REQUIRE(state.error.code == static_cast<std::uint32_t>(ErrorCode::parked_without_producer));
   REQUIRE(state.error.detail == 3);
-}
-
-TEST_CASE("report: a run that did not finish says where each queue's tickets and blocks were left", "[report]") {
-  Report r;
-  r.status = RunStatus::aborted;
-  QueueReport stuck;
-  stuck.name = "Leaf";
-  stuck.queued = 2806;
-  stuck.claimable = 2790;
-  stuck.draining_blocks = 3;
-  QueueReport empty;
-  empty.name = "Fork";
-  r.queues = {stuck, empty};
-  const std::string text = r.format();
-  REQUIRE_THAT(text, Catch::Contains("Leaf at the end: 2806 reserved and not claimed, 2790 of them claimable, "
-                                     "3 worker block(s) draining it"));
-  REQUIRE_THAT(text, !Catch::Contains("Fork at the end"));  // nothing left there
-  r.status = RunStatus::finished;  // a clean run lists no such lines
-  REQUIRE_THAT(r.format(), !Catch::Contains("at the end:"));
 }
