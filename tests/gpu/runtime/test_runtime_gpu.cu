@@ -1218,20 +1218,18 @@ TEST_CASE("a task handed off when the run stops is left in its queue, not lost",
 
 // Fan-out/fan-in trees on queues no larger than a level (as in the fan_tree benchmark): every
 // ring wraps each level while workers of both types produce into the other's queue (forks
-// spawn leaves, leaves release the next fork). KNOWN DEADLOCK, open (docs/schedulers.md, "Known:
-// a deadlock of deep batches"): a worker reads the tasks of a multi-round batch one at a time,
-// so a claimed slot stays taken while its earlier tasks run; when those wait for a slot of the
-// other queue held the same way, the blocks wait on each other until the watchdog ends the run.
-// PDC spin, whose worker kernels claim up to 8 rounds on small grids, stalled in about 1 of 10
-// runs of the benchmark's quick group (H100). Reading every task of the batch first fixed it
-// (200 runs per scheduler here, 30 benchmark groups) but cost 1.03-1.29x on the throughput
-// benchmarks, so it is not in; hence [!mayfail]: a stall is reported, not hidden, and does not
-// fail the suite. Many short runs, each must finish with exact counts.
+// spawn leaves, leaves release the next fork). A block that ran a batch's later rounds from
+// their queue slots, read one at a time, held those slots while its earlier tasks ran; when
+// those waited for a slot of the other queue held the same way, the blocks waited on each
+// other until the watchdog ended the run (PDC spin, whose worker kernels claim deep batches on
+// small grids, about 1 run in 10 of the benchmark's quick group on an H100, and this test).
+// Blocks now stage a batch's later rounds before its first task runs (batch_staging.hpp).
+// Many short runs, each must finish with exact counts.
 using apiary_bench::fan_tree::FanGraph;  // the fan_tree benchmark's Fork and Leaf
 using TreeFork = apiary_bench::fan_tree::Fork;
 
 TEST_CASE("fan-out/fan-in trees on queues a level fills run to the end, run after run",
-          "[gpu][stall][dependency][!mayfail]") {
+          "[gpu][stall][dependency]") {
   const Scheduler scheduler = each_scheduler();
   struct Shape {
     std::uint32_t trees, fan_out;

@@ -1,7 +1,8 @@
 // How a block runs a claimed batch, shared by every scheduler whose workers are blocks
-// (megakernel, timesliced): the block layout (threads, worker slots, shared memory), the
-// dispatch from queue to compiled task type, the per-worker task loop (with tracing), and
-// the batch epilogue (free the slots, count the tasks, report the batch finished).
+// (megakernel, timesliced, the device controller's workers): the block layout (threads,
+// worker slots, shared memory, batch size), the staging of a batch out of its queue, the
+// dispatch from queue to compiled task type, the per-worker task loop (with tracing), and the
+// batch epilogue (count the tasks, report the batch finished).
 #pragma once
 
 #include <apiary/config.hpp>
@@ -14,6 +15,7 @@
 #include <apiary/handoff.hpp>
 #include <apiary/phase_table.hpp>
 #include <apiary/schedulers/batch_picker.hpp>
+#include <apiary/schedulers/batch_staging.hpp>
 #include <apiary/schedulers/handoff_batches.hpp>
 #include <apiary/worker.cuh>
 
@@ -23,15 +25,18 @@
 
 namespace apiary {
 
+// A block's dynamic shared memory, in order: the staging area (batch_staging.hpp), the
+// per-worker trace index (tracing only), the worker barriers, the tasks' shared memory.
 struct BlockLayout {
   std::uint32_t block_threads = 0;
-  std::uint32_t max_rounds = 8;                 // tasks per worker per batch, at most
   bool handoff = true;                          // Config::handoff
-  std::uint32_t trace_slot_bytes = 0;           // per-worker trace index area (tracing only)
+  std::uint32_t staging_bytes = 0;              // the staging area; the trace index starts here
+  std::uint32_t barrier_offset = 0;             // where the worker barriers start
   std::uint32_t task_shared_offset = 0;         // where task shared memory starts
   std::uint32_t slot_size[max_queues];
   std::uint32_t slots[max_queues];
   std::uint32_t shared_stride[max_queues];      // task shared bytes rounded to 16
+  std::uint32_t max_batch[max_queues];          // tasks per batch at most (batch_limit)
 };
 
 namespace detail {
@@ -45,29 +50,22 @@ __device__ void dispatch_code(TypeList<Ts...>, std::uint32_t code, F&& f) {
 template <class Graph>
 using BlockHandoff = typename Context<Graph>::BlockHandoff;
 
-// Every thread of the worker copies task i of the batch into `raw`; then the place it came
-// from (its queue slot, or the block's hand-off slot) is freed. False if the run failed.
+// Every thread of the worker copies its next task into `raw`: the batch's task staged at
+// `staged` (stage_batch), or the block's hand-off slot's task, which is then freed.
 template <class Item, std::uint32_t B>
-__device__ bool take_task(const QueueView& queue, Handoff<B>& handoff, const Batch& batch, std::uint32_t i,
-                          const Worker& worker, bool traced, void* raw, std::uint64_t& tag) {
-  const std::uint64_t ticket = batch.first + i;
+__device__ void take_task(Handoff<B>& handoff, const Batch& batch, const Worker& worker, bool traced,
+                          const std::byte* staged, void* raw, std::uint64_t& tag) {
   if (batch.handed_off) {
     copy_words(raw, handoff.item, sizeof(Item));
     tag = traced ? handoff.tag : no_dependency;
   } else {
-    if (!queue.wait_published(ticket)) return false;
-    queue.read(ticket, raw, sizeof(Item));
-    tag = traced ? queue.tag(ticket) : no_dependency;
+    copy_words(raw, staged, sizeof(Item));
+    tag = traced ? *reinterpret_cast<const std::uint64_t*>(staged + queue_stride(sizeof(Item))) : no_dependency;
   }
-  // Free the slot as soon as every thread of the worker holds the item, before the task
-  // runs: a task that spawns into its own (nearly full) queue may be waiting for exactly
-  // this slot, so freeing it only after the batch could deadlock the block with itself.
+  // The barrier also keeps the worker's next task from touching task shared memory while a
+  // thread of the worker still runs this one.
   if (worker.size() > 1) worker.sync();
-  if (worker.rank() == 0) {
-    if (batch.handed_off) handoff.clear();
-    else queue.release(ticket);
-  }
-  return true;
+  if (worker.rank() == 0 && batch.handed_off) handoff.clear();
 }
 
 // The worker of a handed-off batch of one, after its task: whether the task it handed off
@@ -89,7 +87,7 @@ __device__ bool next_local_link(const DeviceGraph& g, const Worker& worker, Hand
   return handoff.chained != 0;
 }
 
-// One worker runs its share of a batch: tasks slot, slot + slots, ...
+// One worker runs its share of a batch, from the staging area: tasks slot, slot + slots, ...
 template <class Graph, class T>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                                  BlockHandoff<Graph>& handoff, BlockDependencies* dependencies, std::byte* smem,
@@ -97,12 +95,12 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   using Item = typename T::Item;
   const std::uint32_t q = batch.queue;
   const std::uint32_t size = g.table.worker_size[q];
-  auto* trace_index = reinterpret_cast<std::uint32_t*>(smem);
-  auto* barriers = reinterpret_cast<Worker::BlockBarrier*>(smem + layout.trace_slot_bytes);
+  auto* trace_index = reinterpret_cast<std::uint32_t*>(smem + layout.staging_bytes);
+  auto* barriers = reinterpret_cast<Worker::BlockBarrier*>(smem + layout.barrier_offset);
   void* task_shared = smem + layout.task_shared_offset + slot * layout.shared_stride[q];
   const Worker worker(rank, size, slot, layout.slot_size[q], task_shared, barriers + slot % WorkerShape::max_block_barriers);
-  const QueueView& queue = g.queues[q];
   const bool traced = g.trace.enabled();
+  const std::uint32_t staged_bytes = staged_task_bytes(queue_stride(sizeof(Item)), traced);
   const std::int16_t phase = g.table.queue_phase[q] == no_phase ? phaseless_phase : std::int16_t(batch.phase.phase);
 
   // A handed-off batch of one (slot 0 runs it) goes on with the chain of tasks it hands
@@ -116,7 +114,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
     for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q]) {
       alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
       std::uint64_t tag = no_dependency;
-      if (!take_task<Item>(queue, handoff, batch, i, worker, traced, raw, tag)) return;
+      take_task<Item>(handoff, batch, worker, traced, smem + i * staged_bytes, raw, tag);
       const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
 
       std::uint32_t task = no_task;
@@ -142,15 +140,44 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   }
 }
 
+// All threads, after the barrier that publishes a batch claimed from a queue and before any of
+// its tasks runs: copy every task of the batch into the staging area (at `staging`, the start
+// of dynamic shared memory) and free its queue slot (batch_staging.hpp says why). Each of
+// them was published before it could be claimed (queue.hpp), so this waits for no task to be
+// written. False if the run failed meanwhile.
+template <class Item>
+__device__ bool stage_batch(const QueueView& queue, const Batch& batch, bool traced, std::byte* staging) {
+  constexpr std::uint32_t stride = queue_stride(sizeof(Item));
+  const std::uint32_t bytes = staged_task_bytes(stride, traced);
+  bool ok = true;
+  for (std::uint32_t i = threadIdx.x; i < batch.count; i += blockDim.x) {
+    const std::uint64_t ticket = batch.first + i;
+    if (!queue.wait_published(ticket)) {
+      ok = false;
+      break;
+    }
+    std::byte* task = staging + i * bytes;
+    copy_words(task, queue.slot(ticket), stride);
+    if (traced) *reinterpret_cast<std::uint64_t*>(task + stride) = queue.tag(ticket);
+    queue.release(ticket);
+  }
+  return __syncthreads_or(!ok) == 0;
+}
+
+// All threads: stage the batch (unless it is the hand-off slot's task), then every worker
+// runs its share.
 template <class Graph>
 __device__ void run_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                           BlockHandoff<Graph>& handoff, BlockDependencies* dependencies, std::byte* smem) {
   const std::uint32_t q = batch.queue;
-  const std::uint32_t slot = threadIdx.x / layout.slot_size[q];
-  const std::uint32_t rank = threadIdx.x % layout.slot_size[q];
-  if (slot >= layout.slots[q] || rank >= g.table.worker_size[q]) return;
-  dispatch_code(typename GraphTraits<Graph>::Codes{}, g.table.code[q],
-                [&]<class T>() { run_worker_tasks<Graph, T>(g, layout, batch, handoff, dependencies, smem, slot, rank); });
+  dispatch_code(typename GraphTraits<Graph>::Codes{}, g.table.code[q], [&]<class T>() {
+    // batch.handed_off is the same in every thread: the barrier inside is reached by all.
+    if (!batch.handed_off && !stage_batch<typename T::Item>(g.queues[q], batch, g.trace.enabled(), smem)) return;
+    const std::uint32_t slot = threadIdx.x / layout.slot_size[q];
+    const std::uint32_t rank = threadIdx.x % layout.slot_size[q];
+    if (slot >= layout.slots[q] || rank >= g.table.worker_size[q]) return;
+    run_worker_tasks<Graph, T>(g, layout, batch, handoff, dependencies, smem, slot, rank);
+  });
 }
 
 }  // namespace detail
@@ -158,17 +185,29 @@ __device__ void run_batch(const DeviceGraph& g, const BlockLayout& layout, const
 using detail::BlockHandoff;
 using detail::run_batch;
 
+// Thread 0: how many tasks of queue q, which holds `available`, a block claims while `blocks`
+// blocks drain it: a task per worker slot for each round the queue fills on all of them, at
+// least one round and at most max_batch_rounds, and no more than the staging area holds.
+__device__ inline std::uint32_t batch_size(const BlockLayout& layout, std::uint32_t q, std::int64_t available,
+                                           std::uint32_t blocks) {
+  const std::uint64_t per_round = std::uint64_t(layout.slots[q]) * blocks;
+  std::uint64_t rounds = available > 0 ? std::uint64_t(available) / per_round : 1;
+  rounds = rounds < 1 ? 1 : (rounds > max_batch_rounds ? max_batch_rounds : rounds);
+  const std::uint64_t tasks = rounds * layout.slots[q];
+  return tasks < layout.max_batch[q] ? std::uint32_t(tasks) : layout.max_batch[q];
+}
+
 // Thread 0, before the block-wide barrier that publishes a batch: workers wider than a warp
 // synchronise through one barrier object per slot, set up for this batch's worker size.
 __device__ inline void prepare_worker_barriers(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                                                std::byte* smem) {
   const std::uint32_t size = g.table.worker_size[batch.queue];
   if (size <= 32) return;
-  auto* barriers = reinterpret_cast<Worker::BlockBarrier*>(smem + layout.trace_slot_bytes);
+  auto* barriers = reinterpret_cast<Worker::BlockBarrier*>(smem + layout.barrier_offset);
   for (std::uint32_t s = 0; s < layout.slots[batch.queue]; ++s) init(&barriers[s], std::ptrdiff_t(size));
 }
 
-// All threads: run the batch (each worker frees its tasks' queue slots), report it finished
+// All threads: run the batch (its queue slots freed as it is staged), report it finished
 // (counting the task it handed off, if any). Ends with a block-wide barrier, so `batch` may
 // be overwritten afterwards. `dependencies`: the block's share of the dependency pool, for a
 // block that lives for the whole run (nullptr: tasks allocate from the pool itself).
@@ -181,7 +220,8 @@ __device__ void execute_batch(const DeviceGraph& g, const BlockLayout& layout, c
   __syncthreads();
 }
 
-// Host: block size, worker slots and shared memory for a graph's layout.
+// Host: block size, worker slots and shared memory for a graph's layout, without the staging
+// area yet (place_staging adds it).
 inline BlockLayout plan_blocks(const PhaseTable& table, const Config& config, bool traced,
                                         std::uint32_t& dynamic_shared) {
   BlockLayout layout{};
@@ -201,11 +241,35 @@ inline BlockLayout plan_blocks(const PhaseTable& table, const Config& config, bo
     max_slots = std::max(max_slots, layout.slots[q]);
     task_shared = std::max(task_shared, layout.slots[q] * layout.shared_stride[q]);
   }
-  layout.trace_slot_bytes = traced ? (max_slots * 4 + 15) / 16 * 16 : 0;
+  layout.barrier_offset = traced ? (max_slots * 4 + 15) / 16 * 16 : 0;  // after the trace index
   layout.task_shared_offset =
-      layout.trace_slot_bytes + std::uint32_t(WorkerShape::max_block_barriers * sizeof(Worker::BlockBarrier));
+      layout.barrier_offset + std::uint32_t(WorkerShape::max_block_barriers * sizeof(Worker::BlockBarrier));
   dynamic_shared = layout.task_shared_offset + task_shared;
   return layout;
+}
+
+// Host: what the graph's queues ask of the staging area.
+inline StagingDemand staging_demand(const PhaseTable& table, const BlockLayout& layout, bool traced) {
+  StagingDemand demand;
+  for (std::uint32_t q = 0; q < table.num_queues(); ++q)
+    demand.add(layout.slots[q], staged_task_bytes(queue_stride(table.queues()[q].item_size), traced));
+  return demand;
+}
+
+// Host: puts a staging area of `bytes` (a multiple of 16) in front of the layout's shared memory
+// and limits every queue's batches to what it holds. Refuses a queue of which not one task fits.
+inline void place_staging(const PhaseTable& table, BlockLayout& layout, std::uint32_t bytes, bool traced,
+                          const char* scheduler) {
+  layout.staging_bytes = bytes;
+  layout.barrier_offset += bytes;
+  layout.task_shared_offset += bytes;
+  for (std::uint32_t q = 0; q < table.num_queues(); ++q) {
+    const std::uint32_t task_bytes = staged_task_bytes(queue_stride(table.queues()[q].item_size), traced);
+    layout.max_batch[q] = batch_limit(bytes, layout.slots[q], task_bytes);
+    if (layout.max_batch[q] == 0)
+      throw InputError(scheduler, "a block has no shared memory left to stage one task of " + table.queues()[q].name +
+                                      " (" + std::to_string(task_bytes) + " bytes); lower shared_bytes or the item size");
+  }
 }
 
 // A scheduler kernel's block layout and how many of its blocks the device holds at once.
@@ -234,14 +298,27 @@ ResidentBlocks plan_resident_blocks(KernelPointer kernel, const PhaseTable& tabl
                                     " bytes of shared memory (worker slots x shared_bytes), more than the device's " +
                                     std::to_string(device.max_shared_per_block) +
                                     "; lower shared_bytes or megakernel.block_threads");
-  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(plan.shared)));
-  int per_sm = 0;
-  APIARY_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(plan.layout.block_threads), plan.shared));
-  if (per_sm == 0)
-    throw InputError(scheduler, "no block of " + std::to_string(plan.layout.block_threads) +
-                                    " threads fits on an SM (registers or shared memory); lower megakernel.block_threads");
-  plan.per_sm = std::uint32_t(per_sm);
+  const int threads = int(plan.layout.block_threads);
+  auto resident = [&](std::uint32_t shared) {
+    APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+    int per_sm = 0;
+    APIARY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
+    if (per_sm == 0)
+      throw InputError(scheduler, "no block of " + std::to_string(threads) + " threads with " + std::to_string(shared) +
+                                      " bytes of shared memory fits on an SM (registers or shared memory); lower "
+                                      "megakernel.block_threads or shared_bytes");
+    return per_sm;
+  };
+  // The staging area takes what shared memory the occupancy without it leaves, and at least
+  // one round of every queue (batch_staging.hpp).
+  std::size_t free_shared = 0;
+  APIARY_CUDA_CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&free_shared, kernel, resident(plan.shared), threads));
+  const std::uint32_t staging =
+      staging_size(staging_demand(table, plan.layout, config.trace), free_shared - std::min<std::size_t>(free_shared, plan.shared),
+                   device.max_shared_per_block - plan.shared);
+  place_staging(table, plan.layout, staging, config.trace, scheduler);
+  plan.shared += staging;
+  plan.per_sm = std::uint32_t(resident(plan.shared));
   return plan;
 }
 

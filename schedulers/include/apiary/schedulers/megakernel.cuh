@@ -37,12 +37,7 @@ template <std::uint32_t B>
 __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t& rotor, Handoff<B>& handoff,
                             const Batch& previous) {
   const PhaseController pc = g.controller();
-  auto max_items = [&](std::uint32_t q, std::int64_t available) {
-    const std::uint64_t per_round = std::uint64_t(layout.slots[q]) * gridDim.x;
-    std::uint64_t rounds = std::uint64_t(available) / per_round;
-    rounds = rounds < 1 ? 1 : (rounds > layout.max_rounds ? layout.max_rounds : rounds);
-    return static_cast<std::uint32_t>(rounds * layout.slots[q]);
-  };
+  auto max_items = [&](std::uint32_t q, std::int64_t available) { return batch_size(layout, q, available, gridDim.x); };
   auto parked = [&] { return g.waiting.parked_hint(); };
   std::uint32_t backoff = 32;
   for (;;) {

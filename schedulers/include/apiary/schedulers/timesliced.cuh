@@ -81,7 +81,7 @@ namespace detail {
 // and either
 // - most of this kernel's blocks are gone: without it a wave spawned into the running queue
 //   late in a round (the last task of a stage spawning the next stage) runs on the one or two
-//   blocks left, batch after batch (counting a block's whole batch, max_rounds tasks per
+//   blocks left, batch after batch (counting a block's whole batch, max_batch_rounds tasks per
 //   worker, instead of its workers kept small waves on one block: Jacobi stages_inline on
 //   gr_30_30, 16 tasks, 1.6x slower than stages_deps under TSK); or
 // - the queue outgrew a small launch: it holds more than 4 times what all of the launch's
@@ -112,11 +112,8 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
     batch.stop = true;
     return batch;
   }
-  const std::uint64_t per_round = std::uint64_t(layout.slots[q]) * launch.blocks;
-  std::uint64_t rounds = available > 0 ? std::uint64_t(available) / per_round : 1;
-  rounds = rounds < 1 ? 1 : (rounds > layout.max_rounds ? layout.max_rounds : rounds);
   batch.queue = q;
-  batch.count = g.queues[q].claim(static_cast<std::uint32_t>(rounds * layout.slots[q]), available, batch.first);
+  batch.count = g.queues[q].claim(batch_size(layout, q, available, launch.blocks), available, batch.first);
   batch.stop = batch.count == 0;
   // This kernel runs only while q's phase is current, and the claimed tasks keep it so.
   batch.phase = g.table.num_phases == 0 ? look.phase : pc.current();

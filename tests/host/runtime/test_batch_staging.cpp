@@ -1,0 +1,55 @@
+// How large a block's staging area is and how many tasks a batch may have (batch_staging.hpp):
+// a block copies every task of a batch into the staging area before any of them runs.
+#include <apiary/queue.hpp>
+#include <apiary/schedulers/batch_staging.hpp>
+
+#include <catch2/catch.hpp>
+
+using namespace apiary;
+
+TEST_CASE("staging: a staged task holds its queue slot, and its tag when traced", "[batch_staging]") {
+  CHECK(staged_task_bytes(queue_stride(4), false) == 8);
+  CHECK(staged_task_bytes(queue_stride(12), false) == 16);
+  CHECK(staged_task_bytes(queue_stride(12), true) == 24);
+}
+
+TEST_CASE("staging: a batch is max_batch_rounds rounds, as far as the staging area holds them", "[batch_staging]") {
+  const std::uint32_t slots = GENERATE(1u, 4u, 8u, 32u, 256u, 1024u);
+  const std::uint32_t task_bytes = GENERATE(8u, 16u, 24u, 72u);
+  CAPTURE(slots, task_bytes);
+  StagingDemand demand;
+  demand.add(slots, task_bytes);
+  CHECK(demand.round == slots * task_bytes);
+  CHECK(demand.largest == slots * max_batch_rounds * task_bytes);
+  const auto largest = std::uint32_t(demand.largest);
+  CHECK(batch_limit(largest, slots, task_bytes) == slots * max_batch_rounds);
+  CHECK(batch_limit(2 * largest, slots, task_bytes) == slots * max_batch_rounds);
+  CHECK(batch_limit(largest - 1, slots, task_bytes) == slots * max_batch_rounds - 1);
+  CHECK(batch_limit(slots * task_bytes, slots, task_bytes) == slots);
+  CHECK(batch_limit(task_bytes, slots, task_bytes) == 1);
+  CHECK(batch_limit(task_bytes - 1, slots, task_bytes) == 0);  // not one task: the planner refuses the graph
+}
+
+TEST_CASE("staging: the area takes the room the occupancy leaves, up to the largest batches", "[batch_staging]") {
+  StagingDemand demand;  // one-thread workers of 8-byte items and warps of 40-byte items, 256 threads
+  demand.add(256, 8);
+  demand.add(8, 40);
+  REQUIRE(demand.round == 2048);
+  REQUIRE(demand.largest == 16384);
+  const std::uint64_t block_room = 200 * 1024;
+  CHECK(staging_size(demand, 64 * 1024, block_room) == 16384);  // plenty of room: the largest batches
+  CHECK(staging_size(demand, 5000, block_room) == 4992);        // what the room holds, a multiple of 16
+  CHECK(staging_size(demand, 100, block_room) == 2048);         // one round even without room
+  CHECK(staging_size(demand, 0, 1000) == 992);                  // never more than a block may have
+}
+
+TEST_CASE("staging: never more than max_staging_bytes, unless one round needs more", "[batch_staging]") {
+  StagingDemand large_items;
+  large_items.add(256, 40);  // a round is 10 KiB: eight would be 80 KiB
+  CHECK(staging_size(large_items, 100 * 1024, 200 * 1024) == max_staging_bytes);
+  CHECK(batch_limit(max_staging_bytes, 256, 40) == max_staging_bytes / 40);
+  StagingDemand wide_block;
+  wide_block.add(1024, 24);  // a round of a 1024-thread block is 24 KiB
+  CHECK(staging_size(wide_block, 100 * 1024, 200 * 1024) == 24 * 1024);
+  CHECK(batch_limit(24 * 1024, 1024, 24) == 1024);
+}
