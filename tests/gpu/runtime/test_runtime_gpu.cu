@@ -1256,6 +1256,28 @@ TEST_CASE("fan-out/fan-in trees on queues a level fills run to the end, run afte
   }
 }
 
+// The staging area (batch_staging.hpp): a block copies its whole batch there before any task
+// runs, so a batch is no larger than the area holds. The fan tree's small items get the largest
+// batches (the area takes what the occupancy leaves); the sums' 1024-thread blocks of one-thread
+// workers need a large round (16 KiB), and every queue gets at least one round.
+TEST_CASE("a block stages the largest batches of small items, and a round of every queue at least",
+          "[gpu][launch]") {
+  const Scheduler scheduler = each_scheduler();
+  Config config;
+  config.trace = GENERATE(false, true);
+  INFO("trace " << config.trace);
+  const ResidentBlocks fan = Runtime<FanGraph>::resident_blocks(config, scheduler);
+  for (std::uint32_t q = 0; q < 2; ++q) REQUIRE(fan.layout.max_batch[q] == fan.layout.slots[q] * max_batch_rounds);
+  REQUIRE(fan.layout.staging_bytes <= max_staging_bytes);
+  const ResidentBlocks sums = Runtime<SumGraph>::resident_blocks(config, scheduler);
+  REQUIRE(sums.layout.block_threads == 1024);
+  const std::uint32_t task_bytes = staged_task_bytes(queue_stride(sizeof(SumJob)), config.trace);
+  for (std::uint32_t q = 0; q < 8; ++q) {
+    REQUIRE(sums.layout.staging_bytes >= sums.layout.slots[q] * task_bytes);
+    REQUIRE(sums.layout.max_batch[q] >= sums.layout.slots[q]);
+  }
+}
+
 }  // namespace runtime_gpu_tests
 
 int main(int argc, char** argv) {

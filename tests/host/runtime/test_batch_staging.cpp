@@ -43,6 +43,20 @@ TEST_CASE("staging: the area takes the room the occupancy leaves, up to the larg
   CHECK(staging_size(demand, 0, 1000) == 992);                  // never more than a block may have
 }
 
+TEST_CASE("staging: a multiple of 16 bytes that holds a round even when a round is less", "[batch_staging]") {
+  StagingDemand one_block_worker;  // a 256-thread worker of an 8-byte item: one slot per block
+  one_block_worker.add(1, 8);
+  CHECK(staging_size(one_block_worker, 0, 200 * 1024) == 16);
+  CHECK(batch_limit(16, 1, 8) == 2);
+  CHECK(staging_size(one_block_worker, 100 * 1024, 200 * 1024) == 64);  // all 8 rounds
+  CHECK(batch_limit(64, 1, 8) == max_batch_rounds);
+  StagingDemand odd;  // 3 slots of 24-byte tasks: a round is 72 bytes, 8 rounds 576
+  odd.add(3, 24);
+  CHECK(staging_size(odd, 40, 200 * 1024) == 80);
+  CHECK(staging_size(odd, 1000, 200 * 1024) == 576);
+  CHECK(batch_limit(80, 3, 24) == 3);
+}
+
 TEST_CASE("staging: never more than max_staging_bytes, unless one round needs more", "[batch_staging]") {
   StagingDemand large_items;
   large_items.add(256, 40);  // a round is 10 KiB: eight would be 80 KiB

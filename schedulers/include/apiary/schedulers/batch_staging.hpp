@@ -51,8 +51,9 @@ struct StagingDemand {
 // every queue, even if a block fewer fits then; never more than `block_room` (what a block may
 // still have).
 constexpr std::uint32_t staging_size(const StagingDemand& demand, std::uint64_t room, std::uint64_t block_room) {
-  const std::uint64_t goal = std::min(demand.largest, std::max<std::uint64_t>(max_staging_bytes, demand.round));
-  const std::uint64_t size = std::min(std::max(std::min(room, goal), demand.round), block_room);
+  auto up16 = [](std::uint64_t bytes) { return (bytes + 15) / 16 * 16; };
+  const std::uint64_t goal = up16(std::min(demand.largest, std::max<std::uint64_t>(max_staging_bytes, demand.round)));
+  const std::uint64_t size = std::min(std::max(std::min(room, goal), up16(demand.round)), block_room);
   return std::uint32_t(size / 16 * 16);
 }
 

@@ -310,12 +310,18 @@ ResidentBlocks plan_resident_blocks(KernelPointer kernel, const PhaseTable& tabl
     return per_sm;
   };
   // The staging area takes what shared memory the occupancy without it leaves, and at least
-  // one round of every queue (batch_staging.hpp).
+  // one round of every queue (batch_staging.hpp). The query answers no more than the kernel's
+  // dynamic shared memory limit allows: raise that to the device's first.
+  const int base_per_sm = resident(plan.shared);
+  cudaFuncAttributes attributes{};
+  APIARY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  const std::size_t dynamic_limit = device.max_shared_per_block - std::min<std::size_t>(device.max_shared_per_block, attributes.sharedSizeBytes);
+  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_limit)));
   std::size_t free_shared = 0;
-  APIARY_CUDA_CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&free_shared, kernel, resident(plan.shared), threads));
-  const std::uint32_t staging =
-      staging_size(staging_demand(table, plan.layout, config.trace), free_shared - std::min<std::size_t>(free_shared, plan.shared),
-                   device.max_shared_per_block - plan.shared);
+  APIARY_CUDA_CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&free_shared, kernel, base_per_sm, threads));
+  auto beyond_base = [&](std::size_t bytes) { return bytes - std::min<std::size_t>(bytes, plan.shared); };
+  const std::uint32_t staging = staging_size(staging_demand(table, plan.layout, config.trace), beyond_base(free_shared),
+                                             beyond_base(dynamic_limit));
   place_staging(table, plan.layout, staging, config.trace, scheduler);
   plan.shared += staging;
   plan.per_sm = std::uint32_t(resident(plan.shared));
