@@ -1268,7 +1268,7 @@ TEST_CASE("a block stages the largest batches of small items, and a round of eve
   INFO("trace " << config.trace);
   const ResidentBlocks fan = Runtime<FanGraph>::resident_blocks(config, scheduler);
   for (std::uint32_t q = 0; q < 2; ++q) REQUIRE(fan.layout.max_batch[q] == fan.layout.slots[q] * max_batch_rounds);
-  REQUIRE(fan.layout.staging_bytes <= max_staging_bytes);
+  REQUIRE(fan.layout.staging_bytes <= staging_cap(fan.per_sm));
   const ResidentBlocks sums = Runtime<SumGraph>::resident_blocks(config, scheduler);
   REQUIRE(sums.layout.block_threads == 1024);
   const std::uint32_t task_bytes = staged_task_bytes(queue_stride(sizeof(SumJob)), config.trace);

@@ -321,7 +321,7 @@ ResidentBlocks plan_resident_blocks(KernelPointer kernel, const PhaseTable& tabl
   APIARY_CUDA_CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&free_shared, kernel, base_per_sm, threads));
   auto beyond_base = [&](std::size_t bytes) { return bytes - std::min<std::size_t>(bytes, plan.shared); };
   const std::uint32_t staging = staging_size(staging_demand(table, plan.layout, config.trace), beyond_base(free_shared),
-                                             beyond_base(dynamic_limit));
+                                             beyond_base(dynamic_limit), staging_cap(std::uint32_t(base_per_sm)));
   place_staging(table, plan.layout, staging, config.trace, scheduler);
   plan.shared += staging;
   plan.per_sm = std::uint32_t(resident(plan.shared));
