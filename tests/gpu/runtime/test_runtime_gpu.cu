@@ -1223,7 +1223,7 @@ TEST_CASE("a task handed off when the run stops is left in its queue, not lost",
 // those waited for a slot of the other queue held the same way, the blocks waited on each
 // other until the watchdog ended the run (PDC spin, whose worker kernels claim deep batches on
 // small grids, about 1 run in 10 of the benchmark's quick group on an H100, and this test).
-// Blocks now stage a batch's later rounds before its first task runs (batch_staging.hpp).
+// Blocks now stage a whole batch before its first task runs (batch_staging.hpp).
 // Many short runs, each must finish with exact counts.
 using apiary_bench::fan_tree::FanGraph;  // the fan_tree benchmark's Fork and Leaf
 using TreeFork = apiary_bench::fan_tree::Fork;

@@ -31,6 +31,7 @@ inline constexpr std::uint32_t max_batch_rounds = 8;
 inline constexpr std::uint32_t max_staging_bytes = 16 * 1024;
 inline constexpr std::uint32_t staging_bytes_per_sm = 64 * 1024;
 
+// The cap for a kernel of which `blocks_per_sm` blocks share an SM.
 constexpr std::uint32_t staging_cap(std::uint32_t blocks_per_sm) {
   const std::uint32_t share = staging_bytes_per_sm / (blocks_per_sm == 0 ? 1 : blocks_per_sm);
   return share > max_staging_bytes ? share / 16 * 16 : max_staging_bytes;

@@ -248,11 +248,15 @@ inline BlockLayout plan_blocks(const PhaseTable& table, const Config& config, bo
   return layout;
 }
 
+// Host: bytes a staged task of queue q takes (what the device computes from sizeof(Item)).
+inline std::uint32_t staged_task_bytes(const PhaseTable& table, std::uint32_t q, bool traced) {
+  return staged_task_bytes(queue_stride(table.queues()[q].item_size), traced);
+}
+
 // Host: what the graph's queues ask of the staging area.
 inline StagingDemand staging_demand(const PhaseTable& table, const BlockLayout& layout, bool traced) {
   StagingDemand demand;
-  for (std::uint32_t q = 0; q < table.num_queues(); ++q)
-    demand.add(layout.slots[q], staged_task_bytes(queue_stride(table.queues()[q].item_size), traced));
+  for (std::uint32_t q = 0; q < table.num_queues(); ++q) demand.add(layout.slots[q], staged_task_bytes(table, q, traced));
   return demand;
 }
 
@@ -264,12 +268,33 @@ inline void place_staging(const PhaseTable& table, BlockLayout& layout, std::uin
   layout.barrier_offset += bytes;
   layout.task_shared_offset += bytes;
   for (std::uint32_t q = 0; q < table.num_queues(); ++q) {
-    const std::uint32_t task_bytes = staged_task_bytes(queue_stride(table.queues()[q].item_size), traced);
+    const std::uint32_t task_bytes = staged_task_bytes(table, q, traced);
     layout.max_batch[q] = batch_limit(bytes, layout.slots[q], task_bytes);
     if (layout.max_batch[q] == 0)
       throw InputError(scheduler, "a block has no shared memory left to stage one task of " + table.queues()[q].name +
                                       " (" + std::to_string(task_bytes) + " bytes); lower shared_bytes or the item size");
   }
+}
+
+// Host: the shared memory a block of `kernel` may still take beyond `base` bytes: `room` without
+// losing a block of the `per_sm` that fit without it, `block_room` at all. The occupancy query
+// answers no more than the kernel's dynamic shared memory limit allows, so that is raised to
+// the device's first (the caller sets it to the final size after).
+struct SharedRoom {
+  std::uint64_t room = 0;
+  std::uint64_t block_room = 0;
+};
+template <class KernelPointer>
+SharedRoom shared_room(KernelPointer kernel, int threads, int per_sm, std::uint32_t base, const DeviceInfo& device) {
+  cudaFuncAttributes attributes{};
+  APIARY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  const std::size_t device_max = device.max_shared_per_block;
+  const std::size_t limit = device_max - std::min<std::size_t>(device_max, attributes.sharedSizeBytes);
+  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(limit)));
+  std::size_t free_shared = 0;
+  APIARY_CUDA_CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&free_shared, kernel, per_sm, threads));
+  auto beyond_base = [&](std::size_t bytes) { return std::uint64_t(bytes - std::min<std::size_t>(bytes, base)); };
+  return SharedRoom{beyond_base(free_shared), beyond_base(limit)};
 }
 
 // A scheduler kernel's block layout and how many of its blocks the device holds at once.
@@ -310,18 +335,11 @@ ResidentBlocks plan_resident_blocks(KernelPointer kernel, const PhaseTable& tabl
     return per_sm;
   };
   // The staging area takes what shared memory the occupancy without it leaves, and at least
-  // one round of every queue (batch_staging.hpp). The query answers no more than the kernel's
-  // dynamic shared memory limit allows: raise that to the device's first.
+  // one round of every queue (batch_staging.hpp).
   const int base_per_sm = resident(plan.shared);
-  cudaFuncAttributes attributes{};
-  APIARY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-  const std::size_t dynamic_limit = device.max_shared_per_block - std::min<std::size_t>(device.max_shared_per_block, attributes.sharedSizeBytes);
-  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_limit)));
-  std::size_t free_shared = 0;
-  APIARY_CUDA_CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&free_shared, kernel, base_per_sm, threads));
-  auto beyond_base = [&](std::size_t bytes) { return bytes - std::min<std::size_t>(bytes, plan.shared); };
-  const std::uint32_t staging = staging_size(staging_demand(table, plan.layout, config.trace), beyond_base(free_shared),
-                                             beyond_base(dynamic_limit), staging_cap(std::uint32_t(base_per_sm)));
+  const SharedRoom room = shared_room(kernel, threads, base_per_sm, plan.shared, device);
+  const std::uint32_t staging = staging_size(staging_demand(table, plan.layout, config.trace), room.room,
+                                             room.block_room, staging_cap(std::uint32_t(base_per_sm)));
   place_staging(table, plan.layout, staging, config.trace, scheduler);
   plan.shared += staging;
   plan.per_sm = std::uint32_t(resident(plan.shared));
