@@ -245,6 +245,11 @@ bool GpuJacobi<T>::resident_rows() {
 }
 
 template <class T>
+unsigned GpuJacobi<T>::resident_takes() {
+  return is_task_version(last_) ? tasks().resident_takes() : 0;
+}
+
+template <class T>
 RowMapping GpuJacobi<T>::row_mapping() {
   return row_mapping(is_task_version(last_) ? last_ : Version::stages_inline, scheduler_);
 }

@@ -100,8 +100,10 @@ class GpuJacobi {
   RowMapping row_mapping();
   // Whether the last task version run (stages_inline) held its successors in their blocks.
   bool held_successors();
-  // Whether its tasks kept their rows in their blocks (resident rows).
+  // Whether its tasks may keep their rows in their blocks (resident rows), and how many times
+  // a task did take them in (the task count when every task's rows fit).
   bool resident_rows();
+  unsigned resident_takes();
   // The result of the last run (downloads x_k).
   Result<T> result() const;
   // Fills both iterate buffers and the state with 0xff (before a checked run).

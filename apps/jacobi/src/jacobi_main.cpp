@@ -69,6 +69,9 @@ void usage(const char* program) {
       "  --hold-successors on|off stages_inline: each task's successor waits in its block for the\n"
       "                           iteration's last task (megakernel; default on), or off: the last\n"
       "                           task spawns them all\n"
+      "  --fit-resident on|off    stages_inline with held successors and automatic task sizes: tasks\n"
+      "                           small enough to keep their rows in their blocks, within one wave\n"
+      "                           (default on), or off: half a wave, rows staged where they do not fit\n"
       "  --omega W (1)  --tol T (1e-6, relative residual)  --max-iter N (20000)  --check-every C (1)\n"
       "  --repeats R (5)  --json FILE (JSON lines, appended)  --require-convergence\n"
       "  --check-budget W         CPU reference work limit in nnz*iterations (1e9); above it the check\n"
@@ -121,6 +124,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--blocks-per-sm") o.tasks.blocks_per_sm = static_cast<unsigned>(number());
     else if (arg == "--rows") o.tasks.rows = parse_row_mapping(value());
     else if (arg == "--hold-successors") o.tasks.hold_successors = on_off();
+    else if (arg == "--fit-resident") o.tasks.fit_resident = on_off();
     else if (arg == "--omega") o.params.omega = number();
     else if (arg == "--tol") o.params.tol = number();
     else if (arg == "--max-iter") o.params.max_iter = static_cast<int>(number());
@@ -218,6 +222,7 @@ int run_version(const Options& o, const Context& ctx, const spmv::MatrixSource& 
         if (v == Version::stages_inline) {
           rec["config"]["held_successors"] = solver.held_successors();
           rec["config"]["resident_rows"] = solver.resident_rows();
+          rec["metrics"]["resident_takes"] = solver.resident_takes();  // = tasks: every task kept its rows
         }
         rec["config"]["tasks"] = part.tasks;
         rec["metrics"]["partition_ms"] = part.build_ms;

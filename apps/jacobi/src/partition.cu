@@ -145,6 +145,9 @@ struct Degree {
 struct RowsOf {
   __device__ index_t operator()(const TaskRange& r) const { return r.r1 - r.r0; }
 };
+struct NnzOf {
+  __device__ index_t operator()(const TaskRange& r) const { return r.e1 - r.e0; }
+};
 struct RowLength {
   const index_t* ro;
   __device__ index_t operator()(index_t r) const { return ro[r + 1] - ro[r]; }
@@ -226,6 +229,7 @@ Partition build(index_t rows, index_t nnz, const index_t* ro, const index_t* col
                                              thrust::maximum<index_t>());
   thrust::device_ptr<TaskRange> r(p.ranges.data());
   p.max_rows_per_task = thrust::transform_reduce(policy, r, r + tasks, RowsOf{}, 0, thrust::maximum<index_t>());
+  p.max_task_nnz = thrust::transform_reduce(policy, r, r + tasks, NnzOf{}, 0, thrust::maximum<index_t>());
   thrust::device_ptr<int> pieces(p.row_pieces.data());
   p.split_rows = static_cast<int>(thrust::count_if(policy, pieces, pieces + rows, IsSplit{}));
   p.max_row_nnz = thrust::transform_reduce(policy, thrust::counting_iterator<index_t>(0),

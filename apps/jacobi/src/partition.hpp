@@ -54,6 +54,7 @@ struct Partition {
   int split_rows = 0;
   int max_row_nnz = 0;  // the longest row
   int max_rows_per_task = 0;
+  int max_task_nnz = 0;  // the most non-zeros of a task
   double build_ms = 0;  // GPU time of the whole build (CUDA events)
 };
 

@@ -93,6 +93,7 @@ struct TaskProblem {
   int* waiting;             // stages_inline (held): 2 x tasks, by iteration parity: task t's successor is not held
   double* min_rels;         // stages_inline (held): tasks, each task's smallest checked residual so far
   int resident_rows;        // stages_inline (held), staged rows: tasks keep their rows in their block (ResidentRows)
+  unsigned* resident_takes;  // 1: how many times a task took its rows into a block (tests, reports)
 };
 
 // Row pieces longer than long_row_nnz(G) (partition.hpp) are summed by all of a task's threads
@@ -185,7 +186,8 @@ struct ResidentRows {
   TaskRange range;
   int n, rows;  // the task's non-zeros and rows
   // values T[n], products T[n], b T[rows], d T[rows], columns index_t[n], offsets index_t[rows + 1]
-  alignas(16) unsigned char data[sizeof(StagedRows<T>) - sizeof(TaskProblem<T>) - sizeof(TaskRange) - 16];
+  static constexpr std::size_t header_bytes = (sizeof(TaskProblem<T>) + sizeof(TaskRange) + 2 * sizeof(int) + 15) / 16 * 16;
+  alignas(16) unsigned char data[(sizeof(StagedRows<T>) - header_bytes) / 16 * 16];
 
   __host__ __device__ static constexpr std::size_t bytes_for(int n, int rows) {
     return (2 * std::size_t(n) + 2 * std::size_t(rows)) * sizeof(T) + (std::size_t(n) + std::size_t(rows) + 1) * sizeof(index_t);
@@ -197,8 +199,8 @@ struct ResidentRows {
   __device__ index_t* cols() { return reinterpret_cast<index_t*>(d() + rows); }
   __device__ index_t* offsets() { return cols() + n; }
 };
-// `data` is what is left of the staging area after the problem, the range and 16 bytes for n,
-// rows and the 16-byte alignment of `data`: resident rows cost a block no shared memory more.
+// `data` is what is left of the staging area after the problem, the range, n and rows (to the
+// 16-byte alignment of `data`): resident rows cost a block no shared memory more.
 static_assert(sizeof(ResidentRows<float>) <= sizeof(StagedRows<float>) &&
                   sizeof(ResidentRows<double>) <= sizeof(StagedRows<double>),
               "resident rows fit the staging area they share memory with");
@@ -523,7 +525,10 @@ __device__ bool take_rows_resident(const TaskProblem<T>& P, int t, Worker w, int
   __pipeline_commit();
   __pipeline_wait_prior(0);
   w.sync();
-  if (rank == 0) resident_task = t + 1;
+  if (rank == 0) {
+    resident_task = t + 1;
+    atomicAdd(P.resident_takes, 1u);  // once per task and block, not per iteration
+  }
   return true;
 }
 

@@ -137,6 +137,7 @@ __global__ void reset_solve(const __grid_constant__ TaskProblem<T> pr, TaskProbl
     pr.arrivals[first] = 0;
   }
   if (first == 0) {
+    *pr.resident_takes = 0;
     *pr.state = initial;
     *problem = pr;
   }
@@ -196,11 +197,12 @@ struct TaskJacobi<T>::Impl {
   sparse::DeviceBuffer<T> x;
   sparse::DeviceBuffer<double> global_sum;
   sparse::DeviceBuffer<unsigned> arrivals;
+  sparse::DeviceBuffer<unsigned> resident_takes;
   sparse::DeviceBuffer<TaskProblem<T>> problem;
   std::vector<JacobiItem> seed;  // stages_inline: iteration 0
 
   Impl(const TaskInputs<T>& inputs, const Params& params, const TaskOptions& o)
-      : in(inputs), p(params), options(o), global_sum(3), arrivals(3), problem(1) {}
+      : in(inputs), p(params), options(o), global_sum(3), arrivals(3), resident_takes(1), problem(1) {}
 
   // Resident Jacobi workers per scheduler and row mapping (their graphs' kernels differ in
   // registers and shared memory), asked once: the occupancy query reads the device's
@@ -214,19 +216,56 @@ struct TaskJacobi<T>::Impl {
   }
 
   // How version v runs under scheduler s: the row mapping (automatic decided on the staged
-  // rows' task size) and the task size for the workers of that mapping's graph.
+  // rows' task size) and the task size for the workers of that mapping's graph; `fitted`: the
+  // size was lowered so that the tasks' rows stay in their blocks (fit_resident). Asked once
+  // per pair: fitting builds partitions.
   struct Shape {
     RowMapping rows;
     int task_nnz;
+    bool fitted = false;
   };
+  std::map<std::pair<TaskVersion, Scheduler>, Shape> shapes;
   Shape shape(TaskVersion v, Scheduler s) {
+    if (auto it = shapes.find({v, s}); it != shapes.end()) return it->second;
     auto task_nnz = [&](RowMapping m) {
       return auto_task_nnz(in.a, options.task_nnz, slots(Scheduler::megakernel, m), slots(wave_scheduler(v, s), m));
     };
     const RowMapping first = options.rows == RowMapping::grouped ? RowMapping::grouped : RowMapping::staged;
     const int first_nnz = task_nnz(first);
     const RowMapping m = resolve(options.rows, first_nnz, in.max_row_nnz, in.group);
-    return {m, m == first ? first_nnz : task_nnz(m)};
+    Shape sh{m, m == first ? first_nnz : task_nnz(m)};
+    if (may_fit_resident(v, s, sh.rows)) sh = fit_resident(sh);
+    return shapes[{v, s}] = sh;
+  }
+
+  // Resident rows (task_graph.cuh) keep a task's arrays in the memory of its staging area, so
+  // they need tasks small enough: the half-wave fp64 tasks of the mid-size matrices (A5,
+  // finan512_like, g2_circuit_like: about 2,000 non-zeros, 41-50 KB of arrays against 40 KB)
+  // did not fit and were staged every iteration. Where successors are held and the task size
+  // is automatic, the size is lowered until the largest task fits, as long as the tasks stay
+  // within one megakernel wave (every task then has a block to be held in); else it stays.
+  bool may_fit_resident(TaskVersion v, Scheduler s, RowMapping m) const {
+    return v == TaskVersion::stages_inline && s == Scheduler::megakernel && m == RowMapping::staged &&
+           options.hold_successors && options.fit_resident && options.task_nnz == 0 &&
+           options.partition == PartitionKind::row_blocks && in.max_row_nnz <= staged_long_row_nnz;
+  }
+  static constexpr std::size_t resident_capacity = sizeof(ResidentRows<T>::data);
+  static bool fits_resident(const Partition& part) {
+    return ResidentRows<T>::bytes_for(part.max_task_nnz, part.max_rows_per_task) <= resident_capacity;
+  }
+  Shape fit_resident(Shape sh) {
+    const long long wave = slots(Scheduler::megakernel, RowMapping::staged);
+    int target = sh.task_nnz;
+    for (int step = 0; step < 6 && target >= 512; ++step) {
+      const Partition& part = sized(target).part;
+      if (part.tasks > wave) break;
+      if (fits_resident(part)) return {sh.rows, target, step > 0};
+      // A task's arrays grow about linearly with its size; 2% under, so few steps are needed.
+      const double scale = 0.98 * static_cast<double>(resident_capacity) /
+                           static_cast<double>(ResidentRows<T>::bytes_for(part.max_task_nnz, part.max_rows_per_task));
+      target = std::min(target - 1, static_cast<int>(target * scale));
+    }
+    return sh;
   }
 
   // The partition into tasks of `task_nnz` non-zeros, built on the GPU at its first use.
@@ -237,15 +276,17 @@ struct TaskJacobi<T>::Impl {
   }
 
   // Whether stages_inline holds its successors (InlineJacobiGraph, task_graph.cuh): under the
-  // megakernel, for tasks of at most half its wave, unless --hold-successors off. Same-machine
+  // megakernel, for tasks of at most half its wave (or one wave, where the tasks were sized for
+  // resident rows: fit_resident), unless --hold-successors off. Same-machine
   // A/B on an H100 (fp64, MK, against spawning them all from the last task in the dependency
   // graph): 0.79-0.95x the time on the mid-size matrices (half-wave tasks, bound by what
   // each task costs), but one-wave tasks lost: powerlaw_dd_1m 1.28x (the 128-thread blocks
   // alone, without holding: 1.19x), the 10^6-row Laplacians 0.95-0.99x; under TSK and PDC,
   // which cannot hold, the narrow blocks cost 1.2-1.5x (docs/jacobi.md).
-  bool holds_successors(TaskVersion v, Scheduler s, const Partition& part, RowMapping m) {
+  bool holds_successors(TaskVersion v, Scheduler s, const Partition& part, const Shape& sh) {
+    const long long wave = slots(Scheduler::megakernel, sh.rows);
     return v == TaskVersion::stages_inline && s == Scheduler::megakernel && options.hold_successors &&
-           part.tasks <= slots(Scheduler::megakernel, m) / 2;
+           part.tasks <= (sh.fitted ? wave : wave / 2);
   }
 
   bool resident_rows(bool held, const Partition& part, RowMapping m) const {
@@ -301,6 +342,7 @@ struct TaskJacobi<T>::Impl {
     // split across tasks or longer than a thread sums alone stay staged. (Only the staged
     // graph's tasks read the flag.)
     pr.resident_rows = resident_rows(held, part, RowMapping::staged) ? 1 : 0;
+    pr.resident_takes = resident_takes.data();
     const std::size_t split_entries = z.split_sum.size();
     const std::size_t work = std::max({std::size_t(in.a.rows), split_entries, std::size_t(part.tasks)});
     const unsigned blocks = static_cast<unsigned>(std::clamp<std::size_t>((work + 1023) / 1024, 1, 1024));
@@ -350,7 +392,7 @@ template <class T>
 Report TaskJacobi<T>::run(TaskVersion v, Scheduler s) {
   const auto shape = impl_->shape(v, s);
   auto& z = impl_->sized(shape.task_nnz);
-  const bool held = impl_->holds_successors(v, s, z.part, shape.rows);
+  const bool held = impl_->holds_successors(v, s, z.part, shape);
   Report report = shape.rows == RowMapping::staged ? impl_->run_graph(z.staged, z, v, s, held)
                                                    : impl_->run_graph(z.grouped, z, v, s, held);
   DeviceState state;
@@ -380,14 +422,21 @@ const Partition& TaskJacobi<T>::partition(TaskVersion v, Scheduler s) {
 template <class T>
 bool TaskJacobi<T>::holds_successors(TaskVersion v, Scheduler s) {
   const auto shape = impl_->shape(v, s);
-  return impl_->holds_successors(v, s, impl_->sized(shape.task_nnz).part, shape.rows);
+  return impl_->holds_successors(v, s, impl_->sized(shape.task_nnz).part, shape);
 }
 
 template <class T>
 bool TaskJacobi<T>::resident_rows(TaskVersion v, Scheduler s) {
   const auto shape = impl_->shape(v, s);
   const Partition& part = impl_->sized(shape.task_nnz).part;
-  return impl_->resident_rows(impl_->holds_successors(v, s, part, shape.rows), part, shape.rows);
+  return impl_->resident_rows(impl_->holds_successors(v, s, part, shape), part, shape.rows);
+}
+
+template <class T>
+unsigned TaskJacobi<T>::resident_takes() const {
+  unsigned takes = 0;
+  APIARY_CUDA_CHECK(cudaMemcpy(&takes, impl_->resident_takes.data(), sizeof takes, cudaMemcpyDeviceToHost));
+  return takes;
 }
 
 template <class T>

@@ -48,6 +48,9 @@ struct TaskOptions {
   // stages_inline: a task's successor waits in its block (ctx.spawn_next_when, megakernel)
   // instead of being spawned by the iteration's last task (--hold-successors on|off).
   bool hold_successors = true;
+  // stages_inline with held successors and automatic task sizes: tasks made small enough that
+  // their rows stay in their blocks (resident rows), within one wave (--fit-resident on|off).
+  bool fit_resident = true;
 };
 
 // Device inputs owned by the caller (GpuJacobi); they must outlive the solver.
@@ -87,6 +90,9 @@ class TaskJacobi {
   // successors, staged rows, no split rows, no row longer than one thread sums (a task whose
   // arrays do not fit its staging area stages them anyway).
   bool resident_rows(TaskVersion v, Scheduler s);
+  // How many times a task of the last run took its rows into a block (resident rows): the
+  // number of tasks where every task kept its rows, fewer where some did not fit.
+  unsigned resident_takes() const;
 
  private:
   struct Impl;

@@ -206,10 +206,45 @@ int main() {
         solver.run(Version::stages_inline);
         expect(solver.held_successors(), "lap3D stages_inline under MK: successors held (half-wave tasks)");
         expect(solver.resident_rows(), "lap3D stages_inline under MK: rows resident in the blocks");
+        expect(solver.resident_takes() == static_cast<unsigned>(solver.partition().tasks),
+               "lap3D stages_inline under MK: every task took its rows into its block once, took " +
+                   std::to_string(solver.resident_takes()) + " for " + std::to_string(solver.partition().tasks) + " tasks");
         solver.set_scheduler(Scheduler::timesliced);
         solver.run(Version::stages_inline);
         expect(!solver.held_successors(), "lap3D stages_inline under TSK: successors spawned");
         expect(!solver.resident_rows(), "lap3D stages_inline under TSK: rows staged");
+      }
+      {
+        // Tasks sized for resident rows (fit_resident): A5's half-wave fp64 tasks (about 2,000
+        // non-zeros) do not fit their staging area; with fitting on, more, smaller tasks are
+        // held and every one keeps its rows; with it off, the half-wave tasks stage theirs.
+        const auto a5 = generate("A5");
+        const std::vector<double> rhs = ones_rhs(a5);
+        const Result<double> ref = cpu_jacobi(a5, rhs, p, "A5");
+        int fitted_tasks = 0, half_wave_tasks = 0;
+        for (const bool fit : {true, false}) {
+          TaskOptions o;
+          o.fit_resident = fit;
+          GpuJacobi<double> solver(a5, rhs, p, "A5", o);
+          solver.set_scheduler(Scheduler::megakernel);
+          solver.poison();
+          solver.run(Version::stages_inline);
+          const Comparison c = compare_results(solver.result(), ref, 1e-5, 0);
+          const int tasks = solver.partition().tasks;
+          const unsigned takes = solver.resident_takes();
+          const std::string tag = std::string("A5 fp64 stages_inline MK, fit_resident ") + (fit ? "on" : "off") + ": ";
+          expect(c.ok, tag + c.message);
+          expect(solver.held_successors(), tag + "successors held");
+          expect(solver.last_report().executed("Jacobi") ==
+                     expected_jacobi_tasks(Version::stages_inline, tasks, solver.result().iterations, p) + std::uint64_t(tasks),
+                 tag + "every task once per iteration, plus one no-op each");
+          if (fit) expect(takes == static_cast<unsigned>(tasks), tag + "took " + std::to_string(takes) + " of " + std::to_string(tasks) + " tasks' rows");
+          else expect(takes < static_cast<unsigned>(tasks), tag + "the half-wave tasks should not all fit (" + std::to_string(takes) + " of " + std::to_string(tasks) + ")");
+          (fit ? fitted_tasks : half_wave_tasks) = tasks;
+          std::printf("  A5 fit_resident %s: %d tasks, %u resident, it %d (CPU %d)  err %.2e\n", fit ? "on " : "off", tasks,
+                      takes, solver.result().iterations, ref.iterations, c.rel_error);
+        }
+        expect(fitted_tasks > half_wave_tasks, "A5: fitting makes more, smaller tasks");
       }
       {
         // Resident rows never outlive their run: the same structure with other values (the
