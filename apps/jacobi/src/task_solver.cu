@@ -216,13 +216,12 @@ struct TaskJacobi<T>::Impl {
   }
 
   // How version v runs under scheduler s: the row mapping (automatic decided on the staged
-  // rows' task size) and the task size for the workers of that mapping's graph; `fitted`: the
-  // size was lowered so that the tasks' rows stay in their blocks (fit_resident). Asked once
-  // per pair: fitting builds partitions.
+  // rows' task size) and the task size for the workers of that mapping's graph (lowered by
+  // fit_resident where that keeps the rows in their blocks). Asked once per pair: fitting
+  // builds partitions.
   struct Shape {
     RowMapping rows;
     int task_nnz;
-    bool fitted = false;
   };
   std::map<std::pair<TaskVersion, Scheduler>, Shape> shapes;
   Shape shape(TaskVersion v, Scheduler s) {
@@ -234,7 +233,7 @@ struct TaskJacobi<T>::Impl {
     const int first_nnz = task_nnz(first);
     const RowMapping m = resolve(options.rows, first_nnz, in.max_row_nnz, in.group);
     Shape sh{m, m == first ? first_nnz : task_nnz(m)};
-    if (may_fit_resident(v, s, sh.rows)) sh = fit_resident(sh);
+    if (may_fit_resident(v, s, sh.rows)) sh.task_nnz = fit_resident(sh.task_nnz);
     return shapes[{v, s}] = sh;
   }
 
@@ -250,22 +249,23 @@ struct TaskJacobi<T>::Impl {
            options.partition == PartitionKind::row_blocks && in.max_row_nnz <= staged_long_row_nnz;
   }
   static constexpr std::size_t resident_capacity = sizeof(ResidentRows<T>::data);
+  // Whether the largest task's arrays fit (the largest task by non-zeros and by rows: a bound).
   static bool fits_resident(const Partition& part) {
     return ResidentRows<T>::bytes_for(part.max_task_nnz, part.max_rows_per_task) <= resident_capacity;
   }
-  Shape fit_resident(Shape sh) {
+  int fit_resident(int task_nnz) {
     const long long wave = slots(Scheduler::megakernel, RowMapping::staged);
-    int target = sh.task_nnz;
+    int target = task_nnz;
     for (int step = 0; step < 6 && target >= 512; ++step) {
       const Partition& part = sized(target).part;
       if (part.tasks > wave) break;
-      if (fits_resident(part)) return {sh.rows, target, step > 0};
+      if (fits_resident(part)) return target;
       // A task's arrays grow about linearly with its size; 2% under, so few steps are needed.
       const double scale = 0.98 * static_cast<double>(resident_capacity) /
                            static_cast<double>(ResidentRows<T>::bytes_for(part.max_task_nnz, part.max_rows_per_task));
       target = std::min(target - 1, static_cast<int>(target * scale));
     }
-    return sh;
+    return task_nnz;
   }
 
   // The partition into tasks of `task_nnz` non-zeros, built on the GPU at its first use.
@@ -276,22 +276,25 @@ struct TaskJacobi<T>::Impl {
   }
 
   // Whether stages_inline holds its successors (InlineJacobiGraph, task_graph.cuh): under the
-  // megakernel, for tasks of at most half its wave (or one wave, where the tasks were sized for
-  // resident rows: fit_resident), unless --hold-successors off. Same-machine
+  // megakernel, for tasks of at most half its wave, or one wave where every task's rows stay in
+  // its block (resident rows; fit_resident sizes tasks so), unless --hold-successors off. Same-machine
   // A/B on an H100 (fp64, MK, against spawning them all from the last task in the dependency
   // graph): 0.79-0.95x the time on the mid-size matrices (half-wave tasks, bound by what
   // each task costs), but one-wave tasks lost: powerlaw_dd_1m 1.28x (the 128-thread blocks
   // alone, without holding: 1.19x), the 10^6-row Laplacians 0.95-0.99x; under TSK and PDC,
   // which cannot hold, the narrow blocks cost 1.2-1.5x (docs/jacobi.md).
-  bool holds_successors(TaskVersion v, Scheduler s, const Partition& part, const Shape& sh) {
-    const long long wave = slots(Scheduler::megakernel, sh.rows);
+  bool holds_successors(TaskVersion v, Scheduler s, const Partition& part, RowMapping m) {
+    const long long wave = slots(Scheduler::megakernel, m);
+    const bool all_resident = may_be_resident(part, m) && fits_resident(part);
     return v == TaskVersion::stages_inline && s == Scheduler::megakernel && options.hold_successors &&
-           part.tasks <= (sh.fitted ? wave : wave / 2);
+           (part.tasks <= wave / 2 || (all_resident && part.tasks <= wave));
   }
 
-  bool resident_rows(bool held, const Partition& part, RowMapping m) const {
-    return held && m == RowMapping::staged && part.split_rows == 0 && in.max_row_nnz <= staged_long_row_nnz;
+  // Resident rows: staged rows, none split across tasks or longer than one thread sums.
+  bool may_be_resident(const Partition& part, RowMapping m) const {
+    return m == RowMapping::staged && part.split_rows == 0 && in.max_row_nnz <= staged_long_row_nnz;
   }
+  bool resident_rows(bool held, const Partition& part, RowMapping m) const { return held && may_be_resident(part, m); }
 
   // The autonomous version keeps check_every + 1 iterates, stages_inline with held successors
   // three (the deciding iteration's successors write one more, task_graph.cuh), the others two.
@@ -392,7 +395,7 @@ template <class T>
 Report TaskJacobi<T>::run(TaskVersion v, Scheduler s) {
   const auto shape = impl_->shape(v, s);
   auto& z = impl_->sized(shape.task_nnz);
-  const bool held = impl_->holds_successors(v, s, z.part, shape);
+  const bool held = impl_->holds_successors(v, s, z.part, shape.rows);
   Report report = shape.rows == RowMapping::staged ? impl_->run_graph(z.staged, z, v, s, held)
                                                    : impl_->run_graph(z.grouped, z, v, s, held);
   DeviceState state;
@@ -422,14 +425,14 @@ const Partition& TaskJacobi<T>::partition(TaskVersion v, Scheduler s) {
 template <class T>
 bool TaskJacobi<T>::holds_successors(TaskVersion v, Scheduler s) {
   const auto shape = impl_->shape(v, s);
-  return impl_->holds_successors(v, s, impl_->sized(shape.task_nnz).part, shape);
+  return impl_->holds_successors(v, s, impl_->sized(shape.task_nnz).part, shape.rows);
 }
 
 template <class T>
 bool TaskJacobi<T>::resident_rows(TaskVersion v, Scheduler s) {
   const auto shape = impl_->shape(v, s);
   const Partition& part = impl_->sized(shape.task_nnz).part;
-  return impl_->resident_rows(impl_->holds_successors(v, s, part, shape), part, shape.rows);
+  return impl_->resident_rows(impl_->holds_successors(v, s, part, shape.rows), part, shape.rows);
 }
 
 template <class T>

@@ -200,6 +200,19 @@ int main() {
       check_versions<double>("lap3D held and spawned", real("lap3D_7pt_n20"), p, 1013, Status::converged, mixed);
       {
         const auto lap3d = real("lap3D_7pt_n20");
+        GpuJacobi<double> solver(lap3d, ones_rhs(lap3d), p, "lap3D", mixed.tasks);
+        solver.set_scheduler(Scheduler::megakernel);
+        solver.run(Version::stages_inline);
+        // The launch reads "megakernel: <grid> blocks x <threads> threads, ...".
+        const std::string& launch = solver.last_report().launch;
+        const std::size_t colon = launch.find(": ");
+        const int grid = colon == std::string::npos ? 0 : std::atoi(launch.c_str() + colon + 2);
+        expect(solver.held_successors() && grid > 0 && solver.partition().tasks > grid,
+               "lap3D held and spawned: successors held with more tasks (" + std::to_string(solver.partition().tasks) +
+                   ") than megakernel blocks (" + launch + ")");
+      }
+      {
+        const auto lap3d = real("lap3D_7pt_n20");
         const std::vector<double> rhs = ones_rhs(lap3d);
         GpuJacobi<double> solver(lap3d, rhs, p, "lap3D", TaskOptions{});
         solver.set_scheduler(Scheduler::megakernel);
