@@ -547,21 +547,33 @@ __device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, Issu
   const T* values = R.values();
   T* products = R.products();
   const index_t* cols = R.cols();
-  const T x_first = rank < rows ? __ldcg(&xin[r0 + rank]) : T(0);  // this thread's first row
+  // x_k of this thread's first early_rows rows, loaded ahead of the gathers: loaded after a
+  // row's sum, each further row of the thread cost a round trip of its own (tasks of short
+  // rows give a thread several: g2_circuit_like's up to 4, finan512_like's 2).
+  constexpr int early_rows = 4;
+  T x_early[early_rows];
+#pragma unroll
+  for (int j = 0; j < early_rows; ++j) {
+    const int i = rank + j * size;
+    x_early[j] = i < rows ? __ldcg(&xin[r0 + i]) : T(0);
+  }
   gather_products(values, cols, n, xin, rank, size, products);
   issue_loads();
   w.sync();
   const index_t* offsets = R.offsets();
   const T* b = R.b();
   const T* d = R.d();
-  double rr = 0;
-  for (int i = rank; i < rows; i += size) {
+  auto finish = [&](int i, T x) {
     const index_t lo = offsets[i] - e0, hi = offsets[i + 1] - e0;
     T sum = 0;
     for (index_t e = lo; e < hi; ++e) sum = add_rn(sum, products[e]);
-    const T x = i == rank ? x_first : __ldcg(&xin[r0 + i]);
-    rr += finish_row(P, r0 + i, sum, RowEnds<T>{b[i], d[i], x}, xout);
-  }
+    return finish_row(P, r0 + i, sum, RowEnds<T>{b[i], d[i], x}, xout);
+  };
+  double rr = 0;
+#pragma unroll
+  for (int j = 0; j < early_rows; ++j)
+    if (const int i = rank + j * size; i < rows) rr += finish(i, x_early[j]);
+  for (int i = rank + early_rows * size; i < rows; i += size) rr += finish(i, __ldcg(&xin[r0 + i]));
   return rr;
 }
 
