@@ -534,10 +534,12 @@ __device__ bool take_rows_resident(const TaskProblem<T>& P, int t, Worker w, int
 
 // One iteration over resident rows: the products a_ij x_j (eight gathers of x_k in flight per
 // thread, as staged rows), then each row summed in order by one thread (the reference's
-// arithmetic) and finished. `issue_loads()` runs after the gathers are issued, so that what
-// it loads arrives behind them. Returns this thread's share of ||r_k||^2.
-template <class T, class IssueLoads>
-__device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, IssueLoads&& issue_loads) {
+// arithmetic) and finished. `issue_loads()` runs before the gathers and `await_loads()` after
+// them, so that what the caller loads travels with the gathers instead of after them. Returns
+// this thread's share of ||r_k||^2.
+template <class T, class IssueLoads, class AwaitLoads>
+__device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, IssueLoads&& issue_loads,
+                                       AwaitLoads&& await_loads) {
   const TaskProblem<T>& P = R.problem;
   const T* xin = P.x + static_cast<std::size_t>(k % P.ring) * P.a.rows;
   T* xout = P.x + static_cast<std::size_t>((k + 1) % P.ring) * P.a.rows;
@@ -557,8 +559,9 @@ __device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, Issu
     const int i = rank + j * size;
     x_early[j] = i < rows ? __ldcg(&xin[r0 + i]) : T(0);
   }
-  gather_products(values, cols, n, xin, rank, size, products);
   issue_loads();
+  gather_products(values, cols, n, xin, rank, size, products);
+  await_loads();
   w.sync();
   const index_t* offsets = R.offsets();
   const T* b = R.b();
@@ -794,18 +797,25 @@ __device__ void JacobiTask<T, M>::operator()(Worker w, const Item& item, Ctx& ct
     // The decision on iteration k - 1 needs three loads: issued with the rows' first one and
     // made to complete with it (the store to shared memory waits for them), so that the
     // decision after the rows has them at hand (clock64 on an H100, lap2D_5pt_n100: decision
-    // and hold 1,560 -> 1,276 cycles per task).
+    // and hold 1,560 -> 1,276 cycles per task). With resident rows, issued before the gathers
+    // and awaited after them (after them, both, they cost thread 0 a round trip of their own
+    // before the worker's barrier).
     PriorDecision prior{0, 0, 1};
+    auto issue_decision = [&](const TaskProblem<T>& Q) {
+      if (w.rank() == 0) prior = load_prior(Q, t, k);
+    };
+    auto await_decision = [&] {
+      if (w.rank() == 0) sh.prior_squares = prior.squares;
+    };
     auto load_decision = [&](const TaskProblem<T>& Q) {
-      if (w.rank() != 0) return;
-      prior = load_prior(Q, t, k);
-      sh.prior_squares = prior.squares;
+      issue_decision(Q);
+      await_decision();
     };
     if constexpr (M == RowMapping::staged) {
       // A block that ran this task's predecessor still holds its rows: no global read but x_k.
       if (sh.resident_task == t + 1 || (P.resident_rows && take_rows_resident(P, t, w, sh.resident_task, sh.resident))) {
         const TaskProblem<T>& Q = sh.resident.problem;
-        const double rr = update_rows_resident(sh.resident, k, w, [&] { load_decision(Q); });
+        const double rr = update_rows_resident(sh.resident, k, w, [&] { issue_decision(Q); }, await_decision);
         finish_gated_stage<JacobiTask>(Q, w, t, k, worker_sum(w, rr, sh.warp_sums), prior, sh, ctx);
         return;
       }
