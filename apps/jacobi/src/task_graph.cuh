@@ -742,10 +742,7 @@ __device__ inline unsigned arrive_at_gate(const TaskProblem<T>& P, int t, int k,
   // of k + 1 may start before the last arriver of k has read it, not those of k + 2.
   P.waiting[(k & 1) * P.tasks + t] = held ? 0 : 1;
   if (is_check_iteration(k, P.p)) atomicAdd(&P.global_sum[k % 3], share);
-  // Release: x_{k+1}'s rows (the worker's barrier before), the share, min_rels[t], the
-  // clearing above. An acq_rel fence, not __threadfence()'s sequentially consistent one: the
-  // readers acquire through the gate, nothing here needs a total order.
-  release_fence();
+  __threadfence();  // x_{k+1}'s rows (the worker's barrier before), the share, min_rels[t]
   return atomicAdd(&P.arrivals[k % 3], held ? 1u : 1u + spawned_unit);
 }
 
