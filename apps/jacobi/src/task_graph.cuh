@@ -384,11 +384,12 @@ __device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, i
   return rr;
 }
 
-// products[i] = values[i] * x_k[cols[i]] for i < n over a worker's threads, `batch` gathers of
-// x_k in flight per thread (`products` may be `values`: staged rows multiply in place).
-template <int batch = 8, class T>
+// products[i] = values[i] * x_k[cols[i]] for i < n over a worker's threads, eight gathers of x_k
+// in flight per thread (`products` may be `values`: staged rows multiply in place).
+template <class T>
 __device__ inline void gather_products(const T* values, const index_t* cols, int n, const T* xin, int rank, int size,
                                        T* products) {
+  constexpr int batch = 8;
   for (int base = rank; base < n; base += batch * size) {
     T xv[batch];
 #pragma unroll
@@ -531,12 +532,8 @@ __device__ bool take_rows_resident(const TaskProblem<T>& P, int t, Worker w, int
   return true;
 }
 
-// Gathers of x_k in flight per thread over resident rows: the fitted tasks of the mid-size
-// matrices hold up to ~1,900 non-zeros, 15 per thread, which eight at a time took two round trips.
-inline constexpr int resident_gather_batch = 16;
-
-// One iteration over resident rows: the products a_ij x_j (resident_gather_batch gathers of
-// x_k in flight per thread), then each row summed in order by one thread (the reference's
+// One iteration over resident rows: the products a_ij x_j (eight gathers of x_k in flight per
+// thread, as staged rows), then each row summed in order by one thread (the reference's
 // arithmetic) and finished. `issue_loads()` runs before the gathers and `await_loads()` after
 // them, so that what the caller loads travels with the gathers instead of after them. Returns
 // this thread's share of ||r_k||^2.
@@ -563,7 +560,7 @@ __device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, Issu
     x_early[j] = i < rows ? __ldcg(&xin[r0 + i]) : T(0);
   }
   issue_loads();
-  gather_products<resident_gather_batch>(values, cols, n, xin, rank, size, products);
+  gather_products(values, cols, n, xin, rank, size, products);
   await_loads();
   w.sync();
   const index_t* offsets = R.offsets();
