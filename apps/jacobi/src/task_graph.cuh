@@ -93,7 +93,7 @@ struct TaskProblem {
   int* waiting;             // stages_inline (held): 2 x tasks, by iteration parity: task t's successor is not held
   double* min_rels;         // stages_inline (held): tasks, each task's smallest checked residual so far
   int resident_rows;        // stages_inline (held), staged rows: tasks keep their rows in their block (ResidentRows)
-  unsigned* resident_takes;  // 1: how many times a task took its rows into a block (tests, reports)
+  unsigned* resident_takes;  // one counter: how many times a task took its rows into a block (tests, reports)
 };
 
 // Row pieces longer than long_row_nnz(G) (partition.hpp) are summed by all of a task's threads

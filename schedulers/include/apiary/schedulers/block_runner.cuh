@@ -157,7 +157,7 @@ __device__ bool stage_batch(const QueueView& queue, const Batch& batch, bool tra
       break;
     }
     std::byte* task = staging + i * bytes;
-    copy_words(task, queue.slot(ticket), stride);
+    queue.read(ticket, task, stride);
     if (traced) *reinterpret_cast<std::uint64_t*>(task + stride) = queue.tag(ticket);
     queue.release(ticket);
   }
