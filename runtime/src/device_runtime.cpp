@@ -338,6 +338,18 @@ void DeviceRuntime::upload(void* device, const void* host, std::size_t bytes) {
   st.pending.push_back(Staging::Pending{device, st.stage(host, bytes), bytes / 8});  // whole words (queue.hpp)
 }
 
+void DeviceRuntime::copy_at_end(const void* device, std::size_t bytes) {
+  if (bytes > end_copy_limit)
+    throw InputError("copy_at_end", "a run's end copies at most " + std::to_string(end_copy_limit) + " bytes; " +
+                                        std::to_string(bytes) + " were asked for (copy a smaller struct, or copy the "
+                                        "rest after the run)");
+  if (bytes > 0 && device == nullptr) throw InputError("copy_at_end", "no device memory to copy (nullptr)");
+  end_copy_from_ = bytes ? device : nullptr;
+  end_copy_bytes_ = static_cast<std::uint32_t>(bytes);
+}
+
+const std::byte* DeviceRuntime::copied_at_end() const { return staging_->summary->end_copy; }
+
 DeviceGraph DeviceRuntime::begin_run() {
   Buffers& b = *buffers_;
   if (b.failed)
@@ -475,6 +487,8 @@ void DeviceRuntime::summarize() {
   end.cursors = b.cursors.get();
   end.summary = b.summary.get();
   end.host = staging_->summary_device;
+  end.end_copy_from = static_cast<const std::byte*>(end_copy_from_);
+  end.end_copy_bytes = end_copy_bytes_;
   bookkeeping_.summarize(end, 2 * device_.sm_count, stream_);
   APIARY_CUDA_CHECK(cudaGetLastError());
   APIARY_CUDA_CHECK(cudaEventRecord(summary_done_, stream_));

@@ -353,14 +353,17 @@ struct TaskJacobi<T>::Impl {
     APIARY_CUDA_CHECK(cudaGetLastError());
   }
 
+  // Runs version v and returns its report with the solver state the run ended with.
   template <RowMapping M, class Graph>
-  Report run_on(std::unique_ptr<Runtime<Graph>>& rt, Sized& z, TaskVersion v, Scheduler s, bool held) {
+  std::pair<Report, DeviceState> run_on(std::unique_ptr<Runtime<Graph>>& rt, Sized& z, TaskVersion v, Scheduler s,
+                                        bool held) {
     constexpr bool inline_stages = std::is_same_v<Graph, InlineJacobiGraph<T, M>>;
     const Partition& part = z.part;
     if (!rt) {
       Config c = task_config(part.tasks, options);
       if (inline_stages) c.megakernel.block_threads = JacobiTask<T, M>::threads;  // a slot per task
       rt = std::make_unique<Runtime<Graph>>(with_megakernel_blocks<Graph, JacobiTask<T, M>>(c, part.tasks, options));
+      rt->copy_at_end(in.state);  // the decision comes back with the run's summary
     }
     reset(v, z, held, rt->stream());
     rt->set_user_data(problem.data());
@@ -373,11 +376,12 @@ struct TaskJacobi<T>::Impl {
     } else {
       rt->template seed<CheckTask<T, M>>(std::vector<CheckItem>{CheckItem{-1}});
     }
-    return rt->run(s);
+    Report report = rt->run(s);
+    return {std::move(report), rt->template copied_at_end<DeviceState>()};
   }
 
   template <RowMapping M>
-  Report run_graph(Graphs<M>& g, Sized& z, TaskVersion v, Scheduler s, bool held) {
+  std::pair<Report, DeviceState> run_graph(Graphs<M>& g, Sized& z, TaskVersion v, Scheduler s, bool held) {
     if (v == TaskVersion::stages_phases) return run_on<M>(g.phases, z, v, s, held);
     if (held) return run_on<M>(g.inline_stages, z, v, s, held);
     return run_on<M>(g.dependencies, z, v, s, held);
@@ -396,10 +400,8 @@ Report TaskJacobi<T>::run(TaskVersion v, Scheduler s) {
   const auto shape = impl_->shape(v, s);
   auto& z = impl_->sized(shape.task_nnz);
   const bool held = impl_->holds_successors(v, s, z.part, shape.rows);
-  Report report = shape.rows == RowMapping::staged ? impl_->run_graph(z.staged, z, v, s, held)
-                                                   : impl_->run_graph(z.grouped, z, v, s, held);
-  DeviceState state;
-  APIARY_CUDA_CHECK(cudaMemcpy(&state, impl_->in.state, sizeof state, cudaMemcpyDeviceToHost));
+  auto [report, state] = shape.rows == RowMapping::staged ? impl_->run_graph(z.staged, z, v, s, held)
+                                                           : impl_->run_graph(z.grouped, z, v, s, held);
   if (state.status == 0)
     throw Error("Jacobi task graph ended without a decision (internal error)\n" + report.format());
   return report;

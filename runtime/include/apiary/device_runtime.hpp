@@ -69,6 +69,14 @@ class DeviceRuntime {
   // A device pointer every task can read through ctx.user_data<T>().
   void set_user_data(const void* data) { user_data_ = data; }
 
+  // Device memory the end of every run copies into the summary it leaves in mapped memory
+  // (`bytes` <= end_copy_limit; nullptr, 0: none): the run's result (a solver's state, a
+  // count) reaches the host with the run's end, without a copy of its own after it (a
+  // synchronous copy costs 7-10 us of host time, on the critical path of a short run).
+  // copied_at_end() holds it after run(), until the next run.
+  void copy_at_end(const void* device, std::size_t bytes);
+  const std::byte* copied_at_end() const;
+
   // Scheduler protocol: begin_run() launches the reset of the run state on stream() and
   // returns the device view; the scheduler launches its kernels on stream() and calls
   // supervise() (or mark_end()), which queues the end-of-run summary behind them; then
@@ -142,6 +150,8 @@ class DeviceRuntime {
   std::string scheduler_ = "none";
   std::string launch_;
   const void* user_data_ = nullptr;
+  const void* end_copy_from_ = nullptr;  // copy_at_end
+  std::uint32_t end_copy_bytes_ = 0;
   std::uint64_t rounds_ = 0, launches_ = 0;
   struct HostInput;
   std::unique_ptr<HostInput> input_;

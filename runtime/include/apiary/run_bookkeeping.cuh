@@ -30,6 +30,18 @@ __device__ inline void copy_by_block(void* to, const void* from, std::size_t byt
   for (std::size_t i = threadIdx.x; i < bytes / 16; i += blockDim.x) d[i] = s[i];
 }
 
+// Copies the caller's `bytes` at `from` (any alignment) to `to` (16-byte aligned) with the
+// threads of one block: in 8-byte words where `from` and `bytes` allow, else byte by byte.
+__device__ inline void copy_any_by_block(std::byte* to, const std::byte* from, std::size_t bytes) {
+  if (reinterpret_cast<std::uintptr_t>(from) % 8 == 0 && bytes % 8 == 0) {
+    auto* d = reinterpret_cast<std::uint64_t*>(to);
+    const auto* s = reinterpret_cast<const std::uint64_t*>(from);
+    for (std::size_t i = threadIdx.x; i < bytes / 8; i += blockDim.x) d[i] = s[i];
+    return;
+  }
+  for (std::size_t i = threadIdx.x; i < bytes; i += blockDim.x) to[i] = from[i];
+}
+
 template <int = 0>
 __global__ void __launch_bounds__(bookkeeping_threads) start_run_kernel(const __grid_constant__ RunStart s) {
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
@@ -97,6 +109,7 @@ __global__ void __launch_bounds__(bookkeeping_threads) summarize_run_kernel(cons
     copy_by_block(&host->state, e.state, sizeof(RunState));
     copy_by_block(host->counters, e.counters, std::size_t(e.num_queues) * sizeof(QueueCounters));
     copy_by_block(&host->cursors, e.cursors, sizeof(TraceCursors));
+    copy_any_by_block(host->end_copy, e.end_copy_from, e.end_copy_bytes);
     if (threadIdx.x == 0) host->dependencies_used = used;
   }
   // The last block to add its counts hands them to the host (threadFenceReduction's pattern).

@@ -31,6 +31,9 @@
 
 namespace apiary {
 
+// The most bytes of the caller's device memory a run's summary carries back (copy_at_end).
+inline constexpr std::size_t end_copy_limit = 256;
+
 // What the end-of-run kernel leaves for the host: the counts first (added to by every block in
 // a device copy zeroed by the start kernel; the last block to finish copies them over), then
 // copies of the end state, of which only the graph's queues' counters are written.
@@ -43,6 +46,7 @@ struct RunSummary {
   TraceCursors cursors;
   RunState state;
   QueueCounters counters[max_queues];
+  alignas(16) std::byte end_copy[end_copy_limit];  // the caller's bytes (DeviceRuntime::copy_at_end)
 
   // The part the start kernel zeroes: the counts and blocks_done (and dependencies_used, which
   // the end kernel writes; cursors are 128-byte aligned, so this is a multiple of 16 bytes).
@@ -102,6 +106,8 @@ struct RunEnd {
   const TraceCursors* cursors = nullptr;
   RunSummary* summary = nullptr;           // device: the counts
   RunSummary* host = nullptr;              // mapped pinned memory: what the host reads
+  const std::byte* end_copy_from = nullptr;  // the caller's device memory, copied to host->end_copy
+  std::uint32_t end_copy_bytes = 0;
 };
 
 // The two kernels' launchers, as instantiated with the task code (run_bookkeeping.cuh); each

@@ -21,8 +21,12 @@
 #include <apiary/schedulers/timesliced_graph.cuh>
 #include <apiary/trace.hpp>
 
+#include <array>
+#include <cstring>
+#include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace apiary {
@@ -83,6 +87,23 @@ class Runtime {
   // Device memory the tasks read through ctx.user_data<T>() (parameters, input pointers).
   void set_user_data(const void* device_pointer) { impl_.set_user_data(device_pointer); }
 
+  // A value in device memory that the end of every run reads back with the run's summary (no
+  // copy of its own after the run): copy_at_end(p) once, then copied_at_end<T>() after each
+  // run() (a solver's state, a count of results). At most end_copy_limit (256) bytes.
+  template <class T>
+  void copy_at_end(const T* device) {
+    static_assert(std::is_trivially_copyable_v<T>, "apiary: copy_at_end<T>: T must be trivially copyable");
+    static_assert(sizeof(T) <= end_copy_limit, "apiary: copy_at_end<T>: at most end_copy_limit (256) bytes");
+    impl_.copy_at_end(device, sizeof(T));
+  }
+  template <class T>
+  T copied_at_end() const {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= end_copy_limit);
+    T value;
+    std::memcpy(&value, impl_.copied_at_end(), sizeof(T));
+    return value;
+  }
+
   // The stream every run works on. Device work queued on it before run() (preparing the
   // tasks' input, resetting their counters) is ordered before the run without a host wait.
   cudaStream_t stream() const { return impl_.stream(); }
@@ -95,16 +116,14 @@ class Runtime {
   // calls ctx.stop(). Throws CapacityError / StallError / Error (with the report) on failure.
   Report run() { return run(impl_.config().scheduler); }
   Report run(Scheduler scheduler) {
+    const ResidentBlocks& plan = planned(scheduler);
     switch (scheduler) {
-      case Scheduler::megakernel: run_megakernel<Graph>(impl_); break;
-      case Scheduler::timesliced: run_timesliced<Graph>(impl_); break;
-      case Scheduler::timesliced_graph: run_timesliced_graph<Graph>(impl_); break;
-      case Scheduler::device_controller: run_device_controller<Graph>(impl_, PdcMode::spin); break;
-      case Scheduler::device_controller_wave: run_device_controller<Graph>(impl_, PdcMode::wave); break;
-      default:
-        throw InputError("scheduler",
-                         std::string(to_string(scheduler)) +
-                             " is not part of this build yet; the megakernel scheduler runs every graph");
+      case Scheduler::megakernel: run_megakernel<Graph>(impl_, plan); break;
+      case Scheduler::timesliced: run_timesliced<Graph>(impl_, plan); break;
+      case Scheduler::timesliced_graph: run_timesliced_graph<Graph>(impl_, plan); break;
+      case Scheduler::device_controller: run_device_controller<Graph>(impl_, plan, PdcMode::spin); break;
+      case Scheduler::device_controller_wave: run_device_controller<Graph>(impl_, plan, PdcMode::wave); break;
+      default: break;  // planned() refused it
     }
     return impl_.finish_run();
   }
@@ -131,14 +150,7 @@ class Runtime {
   static ResidentBlocks resident_blocks(const PhaseTable& table, const Config& config, Scheduler scheduler) {
     const DeviceInfo device = query_device(config.device);
     APIARY_CUDA_CHECK(cudaSetDevice(device.ordinal));
-    switch (scheduler) {
-      case Scheduler::megakernel: return plan_megakernel<Graph>(table, config, device);
-      case Scheduler::timesliced: return plan_timesliced<Graph>(table, config, device);
-      case Scheduler::timesliced_graph: return plan_timesliced_graph<Graph>(table, config, device);
-      case Scheduler::device_controller: return plan_device_controller<Graph>(table, config, device, PdcMode::spin);
-      case Scheduler::device_controller_wave: return plan_device_controller<Graph>(table, config, device, PdcMode::wave);
-      default: throw InputError("scheduler", std::string(to_string(scheduler)) + " is not part of this build yet");
-    }
+    return plan(table, config, device, scheduler);
   }
 
   // The trace of the last run (when Config::trace is set).
@@ -154,7 +166,36 @@ class Runtime {
     return PhaseTable(std::move(layouts), Traits::cyclic);
   }
 
+  static ResidentBlocks plan(const PhaseTable& table, const Config& config, const DeviceInfo& device,
+                             Scheduler scheduler) {
+    switch (scheduler) {
+      case Scheduler::megakernel: return plan_megakernel<Graph>(table, config, device);
+      case Scheduler::timesliced: return plan_timesliced<Graph>(table, config, device);
+      case Scheduler::timesliced_graph: return plan_timesliced_graph<Graph>(table, config, device);
+      case Scheduler::device_controller: return plan_device_controller<Graph>(table, config, device, PdcMode::spin);
+      case Scheduler::device_controller_wave: return plan_device_controller<Graph>(table, config, device, PdcMode::wave);
+      default: refuse(scheduler);
+    }
+  }
+  [[noreturn]] static void refuse(Scheduler scheduler) {
+    throw InputError("scheduler", std::string(to_string(scheduler)) +
+                                      " is not part of this build yet; the megakernel scheduler runs every graph");
+  }
+
+  // The plan of `scheduler`, made at its first run: the table, the config and the device stay
+  // as they are for the runtime's life, and planning asks the driver for the kernel's
+  // attributes and occupancy several times (21-32 us of host time before every launch, on the
+  // critical path of a short run: an H100, a Jacobi solve of 27 iterations took 240 us).
+  const ResidentBlocks& planned(Scheduler scheduler) {
+    const auto index = static_cast<std::size_t>(scheduler);
+    if (index >= plans_.size()) refuse(scheduler);
+    std::optional<ResidentBlocks>& kept = plans_[index];
+    if (!kept) kept = plan(impl_.table(), impl_.config(), impl_.device(), scheduler);
+    return *kept;
+  }
+
   DeviceRuntime impl_;
+  std::array<std::optional<ResidentBlocks>, std::size_t(Scheduler::device_controller_wave) + 1> plans_;  // by Scheduler
 };
 
 }  // namespace apiary

@@ -296,6 +296,44 @@ TEST_CASE("each run of a runtime reads the user data set for it", "[gpu][user_da
   }
 }
 
+// A run's end reads the caller's device value back with its summary (copy_at_end): in words
+// where the value is 8-byte aligned and sized, byte by byte elsewhere; each run's own value.
+struct alignas(8) SumPair {
+  std::uint32_t first, second;
+};
+TEST_CASE("a run's end reads back the device value named by copy_at_end, run after run", "[gpu][user_data]") {
+  const Scheduler scheduler = each_scheduler();
+  constexpr std::uint32_t runs = 3, n = 3000;
+  const unsigned seed = std::random_device{}();
+  INFO("seed " << seed);
+  std::mt19937 rng(seed);
+  DeviceBuffer<std::uint32_t> sums(runs + 1);  // 8-byte aligned (cudaMalloc)
+  DeviceBuffer<UserSum> user(runs);
+  std::vector<UserSum> host(runs);
+  for (std::uint32_t r = 0; r < runs; ++r) host[r] = UserSum{1 + std::uint32_t(rng() % 1000), sums.get() + r};
+  upload(user, host);
+  Runtime<UserDataGraph> rt{Config{}};
+  std::vector<AddUserValue::Item> items(n);
+  for (std::uint32_t i = 0; i < n; ++i) items[i].index = i;
+  for (std::uint32_t r = 0; r < runs; ++r) {
+    INFO("run " << r);
+    if (r == 0) rt.copy_at_end(reinterpret_cast<const SumPair*>(sums.get()));  // words: sums[0], sums[1]
+    else rt.copy_at_end(sums.get() + r);  // 4 bytes at 4 or 8 modulo 8: byte by byte
+    rt.set_user_data(user.get() + r);
+    rt.seed<AddUserValue>(items);
+    const Report report = rt.run(scheduler);
+    INFO(report.format());
+    REQUIRE(report.executed("AddUserValue") == n);
+    if (r == 0) {
+      const SumPair got = rt.copied_at_end<SumPair>();
+      REQUIRE(got.first == n * host[0].value);
+      REQUIRE(got.second == 0);
+    } else {
+      REQUIRE(rt.copied_at_end<std::uint32_t>() == n * host[r].value);
+    }
+  }
+}
+
 // ---- a run's start: after the caller's default-stream work; seeds through pinned memory --
 
 struct ReadArgs {

@@ -346,4 +346,13 @@ ResidentBlocks plan_resident_blocks(KernelPointer kernel, const PhaseTable& tabl
   return plan;
 }
 
+// Host: lets `kernel` launch with the plan's dynamic shared memory. The limit belongs to the
+// kernel, not to a runtime: another runtime of the same graph planned since (its staging
+// sized by its own config) may have set a smaller one. A run sets it again before its launches
+// instead of planning again (Runtime<Graph> keeps its plans).
+template <class KernelPointer>
+void allow_dynamic_shared(KernelPointer kernel, const ResidentBlocks& plan) {
+  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(plan.shared)));
+}
+
 }  // namespace apiary

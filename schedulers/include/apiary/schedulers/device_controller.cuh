@@ -529,16 +529,19 @@ inline void size_pending_launch_pool(std::size_t launches) {
 }  // namespace detail
 #endif  // __CUDACC_RDC__
 
-// Runs the seeded graph with the device controller until it finishes, stops or fails.
+// Runs the seeded graph with the device controller (worker blocks as plan_device_controller
+// planned them for `mode`) until it finishes, stops or fails.
 template <class Graph>
-void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unused]] PdcMode mode) {
+void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unused]] const ResidentBlocks& plan,
+                           [[maybe_unused]] PdcMode mode) {
 #if !defined(__CUDACC_RDC__)
   throw InputError("scheduler", detail::pdc_needs_rdc);
 #else
   const Config& config = runtime.config();
   const PhaseTable& table = runtime.table();
   const char* name = mode == PdcMode::spin ? "device_controller" : "device_controller_wave";
-  const ResidentBlocks plan = plan_device_controller<Graph>(table, config, runtime.device(), mode);
+  if (mode == PdcMode::wave) allow_dynamic_shared(detail::pdc_wave_worker<Graph>, plan);
+  else allow_dynamic_shared(detail::pdc_worker<Graph>, plan);
   PdcParams params{};
   params.layout = plan.layout;
   const DeviceInfo& device = runtime.device();

@@ -138,10 +138,11 @@ ResidentBlocks plan_megakernel(const PhaseTable& table, const Config& config, co
   return plan;
 }
 
-// Runs the seeded graph with the megakernel until it finishes, stops or fails.
+// Runs the seeded graph with the megakernel (blocks as plan_megakernel planned them) until it
+// finishes, stops or fails.
 template <class Graph>
-void run_megakernel(DeviceRuntime& runtime) {
-  const ResidentBlocks plan = plan_megakernel<Graph>(runtime.table(), runtime.config(), runtime.device());
+void run_megakernel(DeviceRuntime& runtime, const ResidentBlocks& plan) {
+  allow_dynamic_shared(detail::megakernel_entry<Graph>, plan);
   MegakernelParams params{};
   params.layout = plan.layout;
   params.graph = runtime.begin_run();

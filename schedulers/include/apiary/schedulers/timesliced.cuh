@@ -245,12 +245,13 @@ ResidentBlocks plan_timesliced(const PhaseTable& table, const Config& config, co
   return plan_resident_blocks(detail::timesliced_entry<Graph>, table, config, device, scheduler);
 }
 
-// Runs the seeded graph in timesliced rounds until it finishes, stops or fails.
+// Runs the seeded graph in timesliced rounds (blocks as plan_timesliced planned them) until it
+// finishes, stops or fails.
 template <class Graph>
-void run_timesliced(DeviceRuntime& runtime) {
+void run_timesliced(DeviceRuntime& runtime, const ResidentBlocks& plan) {
   const PhaseTable& table = runtime.table();
-  const ResidentBlocks plan = plan_timesliced<Graph>(table, runtime.config(), runtime.device());
   const auto kernel = detail::timesliced_entry<Graph>;
+  allow_dynamic_shared(kernel, plan);
   TimeslicedParams params{};
   params.layout = plan.layout;
   params.max_blocks = plan.blocks();

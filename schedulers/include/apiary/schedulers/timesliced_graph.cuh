@@ -231,13 +231,13 @@ ResidentBlocks plan_timesliced_graph(const PhaseTable& table, const Config& conf
   return plan_resident_blocks(detail::timesliced_graph_entry<Graph>, table, config, device, "timesliced_graph");
 }
 
-// Runs the seeded graph in timesliced rounds, launched ahead as CUDA graphs, until it finishes,
-// stops or fails.
+// Runs the seeded graph in timesliced rounds, launched ahead as CUDA graphs (blocks as
+// plan_timesliced_graph planned them), until it finishes, stops or fails.
 template <class Graph>
-void run_timesliced_graph(DeviceRuntime& runtime) {
+void run_timesliced_graph(DeviceRuntime& runtime, const ResidentBlocks& plan) {
   const PhaseTable& table = runtime.table();
   const TimeslicedGraphConfig& tg = runtime.config().timesliced_graph;
-  const ResidentBlocks plan = plan_timesliced_graph<Graph>(table, runtime.config(), runtime.device());
+  allow_dynamic_shared(detail::timesliced_graph_entry<Graph>, plan);
   using RoundGraph = detail::TimeslicedRoundGraph<Graph>;
   // Built (and uploaded) before the run's clock starts, from the view the run will have.
   RoundGraph* rounds = &runtime.kept<RoundGraph>([&] {
