@@ -428,11 +428,12 @@ void DeviceRuntime::start_run_state() {
   staging_->clear();
 }
 
+// Called between a run's start kernel and the scheduler's launch, on the host's critical path
+// of a short run: plain concatenation, no stream (and its locale) per run.
 void DeviceRuntime::note_launch(const std::string& scheduler, unsigned grid, unsigned block, unsigned shared) {
   scheduler_ = scheduler;
-  std::ostringstream s;
-  s << scheduler << ": " << grid << " blocks x " << block << " threads, " << shared << " B dynamic shared memory";
-  launch_ = s.str();
+  launch_ = scheduler + ": " + std::to_string(grid) + " blocks x " + std::to_string(block) + " threads, " +
+            std::to_string(shared) + " B dynamic shared memory";
 }
 
 void DeviceRuntime::supervise() {

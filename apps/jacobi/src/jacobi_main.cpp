@@ -2,18 +2,23 @@
 // (stages_phases, stages_deps, checkpoints, autonomous, stages_inline; each under the chosen schedulers) on a
 // matrix file, a generator spec or a suite, each checked against the CPU reference of the same
 // precision and timed (median of repeats, CUDA events), with the memory-bandwidth roofline per
-// iteration.
+// iteration and the matrix's gather floor.
 #include "bench_common.hpp"
+#include "gather_floor.hpp"
 #include "jacobi.hpp"
 #include "jacobi_gpu.hpp"
+#include "reference.hpp"
 
+#include <apiary/cuda_check.hpp>
 #include <apiary/error.hpp>
 #include <apiary/sparse/conversions.hpp>
+#include <apiary/sparse/device_matrix.hpp>
 #include <apiary/sparse/matrix_market.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <random>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -157,10 +162,51 @@ struct Context {
   std::string commit;
 };
 
+// What an iteration cannot go below on this matrix, measured rather than counted: the SpMV
+// gather floor (apps/spmv gather_floor.hpp: values and column indices streamed once and the
+// gathers of x they cause, spread evenly, no rows) plus the iteration's row traffic (row
+// offsets, b, d, x_k's own entries, x_k+1) at the copy bandwidth. The roofline counts x once;
+// scattered columns gather whole 32-byte sectors, which only the floor sees, so on a
+// scattered matrix the roofline is out of reach while the floor is not.
+struct Floor {
+  double spmv_ms = 0;      // the gather floor kernel, median of repeats
+  double ms_per_iter = 0;  // spmv_ms + the row traffic
+  bool ok = false;         // measured, and its sum matched the CPU's
+  bool failed = false;     // its sum did not match (a failure of the run; not reported)
+};
+
+template <class T>
+Floor measure_floor(const Context& ctx, const sparse::Csr<T>& a, int repeats) {
+  Floor f;
+  if (a.nnz() == 0) return f;
+  const std::vector<T> x = spmv::random_vector<T>(static_cast<std::size_t>(a.cols), std::random_device{}());
+  std::vector<double> ref, magnitude;
+  spmv::reference_spmv(a, x, ref, magnitude);
+  const sparse::DeviceCsr<T> da(a);
+  const sparse::DeviceBuffer<T> dx(x);
+  const unsigned blocks = spmv::gather_floor_blocks(ctx.device.sm_count);
+  sparse::DeviceBuffer<T> partials(blocks);
+  partials.fill_bytes(0xff);  // NaN: a block that writes nothing fails the check
+  auto run = [&] { spmv::launch_gather_floor<T>(da.view(), dx.data(), partials.data(), blocks, nullptr); };
+  run();
+  APIARY_CUDA_CHECK(cudaDeviceSynchronize());
+  const spmv::CheckResult c = spmv::check_total<T>(partials.download(), ref, magnitude);
+  if (!c.ok) {
+    std::printf("  gather floor: CHECK FAILED (%s); not reported\n", c.message.c_str());
+    f.failed = true;
+    return f;
+  }
+  f.spmv_ms = spmv::time_gpu(run, repeats).median_ms;
+  const double row_bytes = sizeof(sparse::index_t) * (a.rows + 1.0) + 4.0 * a.rows * sizeof(T);
+  f.ms_per_iter = f.spmv_ms + row_bytes / (ctx.copy_gbps * 1e9) * 1e3;
+  f.ok = true;
+  return f;
+}
+
 template <class T>
 int run_version(const Options& o, const Context& ctx, const spmv::MatrixSource& src, const sparse::Csr<T>& a,
-                const std::vector<T>& b, const Result<T>& ref, const Params& check, double cpu_ms, GpuJacobi<T>& solver,
-                GpuJacobi<T>* checker, Version v, Scheduler sched, spmv::JsonLines* json) {
+                const std::vector<T>& b, const Result<T>& ref, const Params& check, double cpu_ms, const Floor& floor,
+                GpuJacobi<T>& solver, GpuJacobi<T>* checker, Version v, Scheduler sched, spmv::JsonLines* json) {
   const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
   const Params& p = o.params;
   const bool task = is_task_version(v);
@@ -187,9 +233,11 @@ int run_version(const Options& o, const Context& ctx, const spmv::MatrixSource& 
     const double ms_per_iter = t.median_ms / (r.iterations + 1.0);  // k updates + the final residual pass
     const double bytes = static_cast<double>(solver.bytes_per_iteration());
     const double roofline_ms = bytes / (ctx.copy_gbps * 1e9) * 1e3;
-    std::printf("  %-32s %-18s it %6d  %9.3f ms  %8.4f ms/it  residual %.3e (host %.3e)  err vs CPU %.2e%s  roofline %.1f%%\n",
+    std::printf("  %-32s %-18s it %6d  %9.3f ms  %8.4f ms/it  residual %.3e (host %.3e)  err vs CPU %.2e%s  roofline %.1f%%",
                 label.c_str(), to_string(r.status), r.iterations, t.median_ms, ms_per_iter, r.residual, host_residual,
                 cmp.rel_error, cmp.ok ? "" : " FAIL", 100.0 * roofline_ms / ms_per_iter);
+    if (floor.ok) std::printf("  floor %.1f%%", 100.0 * floor.ms_per_iter / ms_per_iter);
+    std::printf("\n");
     if (diverged(r.status)) {
       std::printf("    %s\n", divergence_message(src.name, r.status, r.iterations, r.residual, r.min_residual, p).c_str());
       ++failures;  // a diverged solve makes the exit status non-zero
@@ -213,6 +261,11 @@ int run_version(const Options& o, const Context& ctx, const spmv::MatrixSource& 
                         {"error_vs_cpu", cmp.rel_error}, {"check_ok", cmp.ok}, {"cpu_ms", cpu_ms},
                         {"bytes_per_iter", bytes}, {"roofline_ms_per_iter", roofline_ms},
                         {"roofline_ratio", roofline_ms / ms_per_iter}};
+      if (floor.ok) {
+        rec["metrics"]["gather_floor_spmv_ms"] = floor.spmv_ms;
+        rec["metrics"]["floor_ms_per_iter"] = floor.ms_per_iter;
+        rec["metrics"]["floor_ratio"] = floor.ms_per_iter / ms_per_iter;  // 1: as fast as the loads alone
+      }
       if (task) {
         const Partition& part = solver.partition();
         const Report& rep = solver.last_report();
@@ -261,6 +314,11 @@ int run_matrix(const Options& o, const Context& ctx, const spmv::MatrixSource& s
   if (diverged(ref.status) && check.max_iter == p.max_iter)
     std::printf("  %s\n", divergence_message(src.name, ref.status, ref.iterations, ref.residual, ref.min_residual, p).c_str());
 
+  const Floor floor = measure_floor(ctx, a, o.repeats);
+  if (floor.failed) ++failures;
+  if (floor.ok)
+    std::printf("  gather floor %.4f ms per SpMV, %.4f ms per iteration with the row traffic\n", floor.spmv_ms,
+                floor.ms_per_iter);
   GpuJacobi<T> solver(a, b, p, src.name, o.tasks);
   std::unique_ptr<GpuJacobi<T>> checker;
   if (check.max_iter != p.max_iter) checker = std::make_unique<GpuJacobi<T>>(a, b, check, src.name, o.tasks);
@@ -278,7 +336,7 @@ int run_matrix(const Options& o, const Context& ctx, const spmv::MatrixSource& s
                       part.max_rows_per_task, to_string(solver.row_mapping(v, sched)), part.split_rows, part.max_row_nnz,
                       part.edges, part.max_neighbors, part.build_ms);
       }
-      failures += run_version(o, ctx, src, a, b, ref, check, cpu_ms, solver, checker.get(), v, sched, json);
+      failures += run_version(o, ctx, src, a, b, ref, check, cpu_ms, floor, solver, checker.get(), v, sched, json);
     }
   }
   return failures;
