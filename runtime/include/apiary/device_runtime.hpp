@@ -72,7 +72,8 @@ class DeviceRuntime {
   // Device memory the end of every run copies into the summary it leaves in mapped memory
   // (`bytes` <= end_copy_limit; nullptr, 0: none): the run's result (a solver's state, a
   // count) reaches the host with the run's end, without a copy of its own after it (a
-  // synchronous copy costs 7-10 us of host time, on the critical path of a short run).
+  // synchronous copy after the run measured 7-19 us of host time on an H100, on the critical
+  // path of a short run).
   // copied_at_end() holds it after run(), until the next run.
   void copy_at_end(const void* device, std::size_t bytes);
   const std::byte* copied_at_end() const;
