@@ -338,6 +338,31 @@ void DeviceRuntime::upload(void* device, const void* host, std::size_t bytes) {
   st.pending.push_back(Staging::Pending{device, st.stage(host, bytes), bytes / 8});  // whole words (queue.hpp)
 }
 
+void DeviceRuntime::fill_before_run(void* device, std::uint64_t pattern, std::uint32_t element_bytes,
+                                    std::size_t count) {
+  if (element_bytes != 4 && element_bytes != 8)
+    throw InputError("fill_before_run", "elements of " + std::to_string(element_bytes) +
+                                            " bytes cannot be filled; use 4- or 8-byte elements");
+  if (count == 0) return;
+  if (device == nullptr || reinterpret_cast<std::uintptr_t>(device) % element_bytes != 0)
+    throw InputError("fill_before_run", "the device address must be non-null and aligned to the " +
+                                            std::to_string(element_bytes) + "-byte elements");
+  if (fills_.size() >= max_fills)
+    throw CapacityError("fill_before_run: a run's start kernel makes at most " + std::to_string(max_fills) +
+                        " fills; fill adjacent buffers as one region, or reset the rest with a kernel of your own on "
+                        "stream() before run()");
+  fills_.push_back(StagedFill{device, pattern, count, element_bytes});
+}
+
+void DeviceRuntime::copy_before_run(void* device, const void* host, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (device == nullptr || host == nullptr || bytes % 8 != 0 || reinterpret_cast<std::uintptr_t>(device) % 8 != 0)
+    throw InputError("copy_before_run", "the start kernel copies whole 8-byte words: the device address must be "
+                                        "8-byte aligned and the size (" + std::to_string(bytes) +
+                                        " bytes) a multiple of 8");
+  upload(device, host, bytes);
+}
+
 void DeviceRuntime::copy_at_end(const void* device, std::size_t bytes) {
   if (bytes > end_copy_limit)
     throw InputError("copy_at_end", "a run's end copies at most " + std::to_string(end_copy_limit) + " bytes; " +
@@ -417,6 +442,8 @@ void DeviceRuntime::start_run_state() {
   // Every queue's counters once (the seeds advanced them here; executed restarts at 0).
   upload(b.queue_counters.get(), counters_.data(), n * sizeof(QueueCounters));
   start.copies = copy_list();
+  start.fills.count = static_cast<std::uint32_t>(fills_.size());
+  std::copy(fills_.begin(), fills_.end(), start.fills.entries);
   start.pool = b.deps.get();
   start.pool_entries = dependency_limit();
   start.pool_next = b.dep_next.get();
@@ -426,6 +453,7 @@ void DeviceRuntime::start_run_state() {
   APIARY_CUDA_CHECK(cudaGetLastError());
   // The next seeds may reuse the arena: they come after this run, whose end waits for the kernel.
   staging_->clear();
+  fills_.clear();
 }
 
 // Called between a run's start kernel and the scheduler's launch, on the host's critical path

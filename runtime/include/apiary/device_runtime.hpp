@@ -69,6 +69,16 @@ class DeviceRuntime {
   // A device pointer every task can read through ctx.user_data<T>().
   void set_user_data(const void* data) { user_data_ = data; }
 
+  // Device memory set before the next run by its start kernel, ordered before the run's tasks
+  // and after the caller's earlier work on the legacy stream, without a launch or a copy of
+  // its own (each is a command and a latency in front of a short run). fill_before_run sets
+  // `count` elements of `element_bytes` (4 or 8, `device` aligned to it) to the low bytes of
+  // `pattern`, at most max_fills per run; copy_before_run copies `bytes` (whole 8-byte words,
+  // `device` 8-byte aligned) through the staging arena, as small seeds travel. Both apply to
+  // the next run only; the regions must not overlap.
+  void fill_before_run(void* device, std::uint64_t pattern, std::uint32_t element_bytes, std::size_t count);
+  void copy_before_run(void* device, const void* host, std::size_t bytes);
+
   // Device memory the end of every run copies into the summary it leaves in mapped memory
   // (`bytes` <= end_copy_limit; nullptr, 0: none): the run's result (a solver's state, a
   // count) reaches the host with the run's end, without a copy of its own after it (a
@@ -151,6 +161,7 @@ class DeviceRuntime {
   std::string scheduler_ = "none";
   std::string launch_;
   const void* user_data_ = nullptr;
+  std::vector<StagedFill> fills_;  // fill_before_run, for the next run's start kernel
   const void* end_copy_from_ = nullptr;  // copy_at_end
   std::uint32_t end_copy_bytes_ = 0;
   std::uint64_t rounds_ = 0, launches_ = 0;

@@ -47,6 +47,14 @@ __global__ void __launch_bounds__(bookkeeping_threads) start_run_kernel(const __
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
   const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   for (std::size_t i = first; i < s.pool_entries; i += stride) s.pool[i].word = 0;
+  for (std::uint32_t f = 0; f < s.fills.count; ++f) {
+    const StagedFill fill = s.fills.entries[f];
+    if (fill.element_bytes == 8)
+      for (std::size_t i = first; i < fill.count; i += stride) static_cast<std::uint64_t*>(fill.to)[i] = fill.pattern;
+    else
+      for (std::size_t i = first; i < fill.count; i += stride)
+        static_cast<std::uint32_t*>(fill.to)[i] = static_cast<std::uint32_t>(fill.pattern);
+  }
   // The staged copies go to distinct words (the host stages each queue's counters once).
   const StagedCopy* copies = s.copies.entries();
   for (std::uint32_t c = 0; c < s.copies.wide; ++c) {
@@ -136,7 +144,8 @@ inline unsigned bookkeeping_blocks(std::size_t work, unsigned max_blocks) {
 
 template <int = 0>
 void launch_start_run(const RunStart& s, unsigned max_blocks, cudaStream_t stream) {
-  start_run_kernel<><<<bookkeeping_blocks(s.pool_entries, max_blocks), bookkeeping_threads, 0, stream>>>(s);
+  const std::size_t work = std::max<std::size_t>(s.pool_entries, s.fills.largest());
+  start_run_kernel<><<<bookkeeping_blocks(work, max_blocks), bookkeeping_threads, 0, stream>>>(s);
 }
 
 template <int = 0>

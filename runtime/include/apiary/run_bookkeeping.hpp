@@ -74,12 +74,35 @@ struct CopyList {
   APIARY_HD const StagedCopy* entries() const { return count <= inline_copies ? inline_list : list; }
 };
 
+// A fill the start kernel makes before the run (DeviceRuntime::fill_before_run): `count`
+// elements of `element_bytes` (4 or 8) at `to`, each set to the low `element_bytes` of
+// `pattern`. A caller's reset of its own buffers (a solver's iterate, its counters) rides in
+// the start kernel's parameters instead of a kernel of its own.
+struct StagedFill {
+  void* to = nullptr;
+  std::uint64_t pattern = 0;
+  std::uint64_t count = 0;
+  std::uint32_t element_bytes = 0;
+};
+inline constexpr std::uint32_t max_fills = 8;
+struct FillList {
+  StagedFill entries[max_fills] = {};
+  std::uint32_t count = 0;
+  APIARY_HD std::uint64_t largest() const {
+    std::uint64_t n = 0;
+    for (std::uint32_t f = 0; f < count; ++f) n = entries[f].count > n ? entries[f].count : n;
+    return n;
+  }
+};
+
 // The start kernel's input: where the run's structures are, what it copies from the staging
-// arena (the seeds' small pieces, the queue counters) and what the run state starts as
-// (computed on the host from its copy of the queue counters).
+// arena (the seeds' small pieces, the queue counters, the caller's copy_before_run values),
+// what it fills (fill_before_run) and what the run state starts as (computed on the host from
+// its copy of the queue counters).
 struct RunStart {
   RunState* state = nullptr;
   CopyList copies;
+  FillList fills;
   Dependency* pool = nullptr;
   std::uint32_t pool_entries = 0;          // all of them: tasks may use entries by index
   std::uint32_t* pool_next = nullptr;

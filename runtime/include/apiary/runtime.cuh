@@ -87,6 +87,25 @@ class Runtime {
   // Device memory the tasks read through ctx.user_data<T>() (parameters, input pointers).
   void set_user_data(const void* device_pointer) { impl_.set_user_data(device_pointer); }
 
+  // Before the next run, done by its start kernel (no launch or copy of its own): `count`
+  // copies of `value` at `device` (T of 4 or 8 bytes; at most max_fills (8) fills per run),
+  // and `value` copied to `device` (T a whole number of 8-byte words). For a caller's reset of
+  // its own buffers between runs (a solver's iterate and counters).
+  template <class T>
+  void fill_before_run(T* device, const T& value, std::size_t count) {
+    static_assert(std::is_trivially_copyable_v<T> && (sizeof(T) == 4 || sizeof(T) == 8),
+                  "apiary: fill_before_run<T>: T must be trivially copyable, of 4 or 8 bytes");
+    std::uint64_t pattern = 0;
+    std::memcpy(&pattern, &value, sizeof(T));
+    impl_.fill_before_run(device, pattern, sizeof(T), count);
+  }
+  template <class T>
+  void copy_before_run(T* device, const T& value) {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % 8 == 0,
+                  "apiary: copy_before_run<T>: T must be trivially copyable, a whole number of 8-byte words");
+    impl_.copy_before_run(device, &value, sizeof(T));
+  }
+
   // A value in device memory that the end of every run reads back with the run's summary (no
   // copy of its own after the run): copy_at_end(p) once, then copied_at_end<T>() after each
   // run() (a solver's state, a count of results). At most end_copy_limit (256) bytes.

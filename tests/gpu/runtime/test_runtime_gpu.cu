@@ -334,6 +334,103 @@ TEST_CASE("a run's end reads back the device value named by copy_at_end, run aft
   }
 }
 
+// Fills and copies before a run (fill_before_run, copy_before_run): made by the run's start
+// kernel after the caller's earlier default-stream work (here: poisoning the same buffers)
+// and before any task; 4- and 8-byte elements, a fill larger than the start kernel's grid,
+// fresh random values every run.
+struct alignas(16) CopiedPair {
+  std::uint64_t a, b;
+};
+struct FillArgs {
+  const float* f;
+  const double* d;
+  const std::uint32_t* u;
+  const CopiedPair* copied;
+  float fv;
+  double dv;
+  std::uint32_t uv;
+  CopiedPair cv;
+  std::uint32_t* wrong;
+};
+struct FillReader {
+  struct Item {
+    std::uint32_t index;
+  };
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "FillReader";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& item, Ctx& ctx) const {
+    const FillArgs& a = *ctx.template user_data<FillArgs>();
+    const std::uint32_t i = item.index;
+    const bool ok = a.f[i] == a.fv && a.d[i] == a.dv && a.u[i] == a.uv && a.copied->a == a.cv.a && a.copied->b == a.cv.b;
+    if (!ok) atomicAdd(a.wrong, 1u);
+  }
+};
+using FillGraph = PhaseQueue<Phaseless<FillReader>>;
+
+TEST_CASE("fills and copies before a run reach the device after the caller's work and before any task",
+          "[gpu][seed]") {
+  const Scheduler scheduler = each_scheduler();
+  const unsigned seed = std::random_device{}();
+  INFO("seed " << seed);
+  std::mt19937 rng(seed);
+  constexpr std::uint32_t n = 4000;
+  constexpr std::size_t big = std::size_t(3) << 20;  // more elements than the start kernel has threads
+  DeviceBuffer<float> f(n);
+  DeviceBuffer<double> d(n);
+  DeviceBuffer<std::uint32_t> u(n), wrong(1);
+  DeviceBuffer<std::uint64_t> large(big);
+  DeviceBuffer<CopiedPair> copied(1);
+  DeviceBuffer<FillArgs> args(1);
+  Runtime<FillGraph> rt{Config{}};
+  rt.set_user_data(args.get());
+  std::vector<FillReader::Item> items(n);
+  for (std::uint32_t i = 0; i < n; ++i) items[i].index = i;
+  for (std::uint32_t run = 0; run < 3; ++run) {
+    INFO("run " << run);
+    const FillArgs host{f.get(), d.get(), u.get(), copied.get(), float(rng() % 1000) / 8.0f, double(rng()) / 3.0,
+                        std::uint32_t(rng()), CopiedPair{rng(), rng()}, wrong.get()};
+    const std::uint64_t large_value = (std::uint64_t(rng()) << 32) | rng();
+    upload(args, std::vector<FillArgs>{host});
+    wrong.zero();
+    APIARY_CUDA_CHECK(cudaDeviceSynchronize());
+    // Not waited for: the fills must come after these (the runtime's stream blocks on the
+    // legacy default stream).
+    APIARY_CUDA_CHECK(cudaMemsetAsync(f.get(), 0xff, f.bytes()));
+    APIARY_CUDA_CHECK(cudaMemsetAsync(d.get(), 0xff, d.bytes()));
+    APIARY_CUDA_CHECK(cudaMemsetAsync(u.get(), 0xff, u.bytes()));
+    APIARY_CUDA_CHECK(cudaMemsetAsync(large.get(), 0xff, large.bytes()));
+    APIARY_CUDA_CHECK(cudaMemsetAsync(copied.get(), 0xff, copied.bytes()));
+    rt.fill_before_run(f.get(), host.fv, n);
+    rt.fill_before_run(d.get(), host.dv, n);
+    rt.fill_before_run(u.get(), host.uv, n);
+    rt.fill_before_run(large.get(), large_value, big);
+    rt.copy_before_run(copied.get(), host.cv);
+    rt.seed<FillReader>(items);
+    const Report report = rt.run(scheduler);
+    INFO(report.format());
+    REQUIRE(report.executed("FillReader") == n);
+    REQUIRE(download(wrong)[0] == 0);
+    const std::vector<std::uint64_t> got = download(large);
+    REQUIRE(std::count(got.begin(), got.end(), large_value) == std::ptrdiff_t(big));
+  }
+  // A fill asked for after a run is not applied again to the next: the next run sees what its
+  // tasks left (here, nothing changes them), not a stale fill.
+  APIARY_CUDA_CHECK(cudaMemset(u.get(), 0, u.bytes()));
+  rt.seed<FillReader>(items);
+  (void)rt.run(scheduler);
+  REQUIRE(download(u) == std::vector<std::uint32_t>(n, 0u));
+}
+
+TEST_CASE("more fills before a run than the start kernel makes is refused with the limit", "[gpu][seed]") {
+  DeviceBuffer<std::uint32_t> u(max_fills + 1);
+  Runtime<FillGraph> rt{Config{}};
+  for (std::uint32_t i = 0; i < max_fills; ++i) rt.fill_before_run(u.get() + i, i, 1);
+  REQUIRE_THROWS_WITH(rt.fill_before_run(u.get() + max_fills, 0u, 1),
+                      Catch::Contains("at most " + std::to_string(max_fills) + " fills"));
+}
+
 // ---- a run's start: after the caller's default-stream work; seeds through pinned memory --
 
 struct ReadArgs {
