@@ -184,19 +184,14 @@ Floor measure_floor(const Context& ctx, const sparse::Csr<T>& a, int repeats) {
   spmv::reference_spmv(a, x, ref, magnitude);
   const sparse::DeviceCsr<T> da(a);
   const sparse::DeviceBuffer<T> dx(x);
-  const unsigned blocks = spmv::gather_floor_blocks(ctx.device.sm_count);
-  sparse::DeviceBuffer<T> partials(blocks);
-  partials.fill_bytes(0xff);  // NaN: a block that writes nothing fails the check
-  auto run = [&] { spmv::launch_gather_floor<T>(da.view(), dx.data(), partials.data(), blocks, nullptr); };
-  run();
-  APIARY_CUDA_CHECK(cudaDeviceSynchronize());
-  const spmv::CheckResult c = spmv::check_total<T>(partials.download(), ref, magnitude);
+  spmv::GatherFloor<T> gather(da.view(), dx.data(), ctx.device.sm_count);
+  const spmv::CheckResult c = gather.run_checked(ref, magnitude);
   if (!c.ok) {
     std::printf("  gather floor: CHECK FAILED (%s); not reported\n", c.message.c_str());
     f.failed = true;
     return f;
   }
-  f.spmv_ms = spmv::time_gpu(run, repeats).median_ms;
+  f.spmv_ms = spmv::time_gpu([&] { gather.run(); }, repeats).median_ms;
   const double row_bytes = sizeof(sparse::index_t) * (a.rows + 1.0) + 4.0 * a.rows * sizeof(T);
   f.ms_per_iter = f.spmv_ms + row_bytes / (ctx.copy_gbps * 1e9) * 1e3;
   f.ok = true;

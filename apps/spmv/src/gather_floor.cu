@@ -43,6 +43,25 @@ void launch_gather_floor(sparse::CsrView<T> a, const T* x, T* partials, unsigned
   APIARY_CUDA_CHECK(cudaGetLastError());
 }
 
+template <class T>
+GatherFloor<T>::GatherFloor(sparse::CsrView<T> a, const T* x, int sm_count)
+    : a_(a), x_(x), blocks_(gather_floor_blocks(sm_count)), partials_(blocks_) {}
+
+template <class T>
+CheckResult GatherFloor<T>::run_checked(const std::vector<double>& ref, const std::vector<double>& magnitude) {
+  partials_.fill_bytes(0xff);
+  run();
+  APIARY_CUDA_CHECK(cudaDeviceSynchronize());
+  return check_total<T>(partials_.download(), ref, magnitude);
+}
+
+template <class T>
+void GatherFloor<T>::run() {
+  launch_gather_floor<T>(a_, x_, partials_.data(), blocks_, nullptr);
+}
+
+template class GatherFloor<float>;
+template class GatherFloor<double>;
 template void launch_gather_floor<float>(sparse::CsrView<float>, const float*, float*, unsigned, cudaStream_t);
 template void launch_gather_floor<double>(sparse::CsrView<double>, const double*, double*, unsigned, cudaStream_t);
 

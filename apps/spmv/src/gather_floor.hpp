@@ -6,10 +6,15 @@
 // columns) are not in the compulsory bytes the bandwidth figures count.
 #pragma once
 
+#include "reference.hpp"
+
+#include <apiary/sparse/device_buffer.hpp>
 #include <apiary/sparse/index.hpp>
 #include <apiary/sparse/views.hpp>
 
 #include <cuda_runtime_api.h>
+
+#include <vector>
 
 namespace apiary::spmv {
 
@@ -20,5 +25,26 @@ void launch_gather_floor(sparse::CsrView<T> a, const T* x, T* partials, unsigned
 
 // Blocks the floor kernel uses on a device with `sm_count` SMs (enough to keep every SM busy).
 unsigned gather_floor_blocks(int sm_count);
+
+// The floor as both benchmarks measure it: its blocks' partial sums in a buffer of its own,
+// checked once against the reference before any timing, then relaunched unchanged.
+template <class T>
+class GatherFloor {
+ public:
+  GatherFloor(sparse::CsrView<T> a, const T* x, int sm_count);
+
+  // Poisons the partials (NaN: a block that writes nothing fails), runs the kernel once on the
+  // default stream and compares the partials' total with the sum of the reference y.
+  CheckResult run_checked(const std::vector<double>& ref, const std::vector<double>& magnitude);
+
+  // One launch on the default stream (what the caller times).
+  void run();
+
+ private:
+  sparse::CsrView<T> a_;
+  const T* x_;
+  unsigned blocks_;
+  sparse::DeviceBuffer<T> partials_;
+};
 
 }  // namespace apiary::spmv

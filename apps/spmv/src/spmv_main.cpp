@@ -41,19 +41,14 @@ template <class T, class Timed>
 void measure_floor(Context& ctx, sparse::CsrView<T> a, const sparse::DeviceBuffer<T>& dx, const std::vector<double>& ref,
                    const std::vector<double>& magnitude, const nlohmann::json& base, Timed&& timed) {
   if (a.nnz == 0) return;
-  const unsigned blocks = gather_floor_blocks(ctx.device.sm_count);
-  sparse::DeviceBuffer<T> partials(blocks);
-  auto run = [&] { launch_gather_floor<T>(a, dx.data(), partials.data(), blocks, nullptr); };
+  GatherFloor<T> floor(a, dx.data(), ctx.device.sm_count);
   nlohmann::json rec = base;
   rec["bench"] = "spmv_floor";
   rec["schedule"] = "gather_floor";
-  partials.fill_bytes(0xff);  // NaN: a block that writes nothing fails the check
-  run();
-  APIARY_CUDA_CHECK(cudaDeviceSynchronize());
-  const CheckResult c = check_total<T>(partials.download(), ref, magnitude);
+  const CheckResult c = floor.run_checked(ref, magnitude);
   rec["check"] = check_json(c);
   if (c.ok) {
-    timed(run, rec);
+    timed([&] { floor.run(); }, rec);
   } else {
     ++ctx.failures;
     std::fprintf(stderr, "CHECK FAILED: %s gather floor: %s\n", rec.value("matrix", "?").c_str(), c.message.c_str());

@@ -40,11 +40,8 @@ void check_spmv(const std::string& name, const sparse::Csr<double>& a64, int sms
   reference_spmv(a, x, ref, magnitude);
   sparse::DeviceBuffer<T> dx(x), dy(static_cast<std::size_t>(a.rows));
   if (a.nnz() > 0) {  // the gather floor's per-block sums add up to the sum of y
-    const unsigned blocks = gather_floor_blocks(sms);
-    sparse::DeviceBuffer<T> partials(blocks);
-    partials.fill_bytes(0xff);  // NaN: a block that writes nothing fails the check
-    launch_gather_floor<T>(da.view(), dx.data(), partials.data(), blocks, nullptr);
-    const CheckResult c = check_total<T>(partials.download(), ref, magnitude);
+    GatherFloor<T> floor(da.view(), dx.data(), sms);
+    const CheckResult c = floor.run_checked(ref, magnitude);
     ++checks;
     if (!c.ok) {
       ++failures;
