@@ -11,6 +11,8 @@
 #include "jacobi.hpp"
 #include "jacobi_gpu.hpp"
 
+#include <apiary/cuda_check.hpp>
+#include <apiary/device_runtime.hpp>
 #include <apiary/error.hpp>
 #include <apiary/sparse/conversions.hpp>
 #include <apiary/sparse/generators.hpp>
@@ -206,9 +208,9 @@ int main() {
         solver.set_scheduler(Scheduler::megakernel);
         solver.run(Version::stages_inline);
         // One block per SM (the options' blocks_per_sm), one task held per block.
-        int device = 0, sms = 0;
-        cudaGetDevice(&device);
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        int device = 0;
+        APIARY_CUDA_CHECK(cudaGetDevice(&device));
+        const int sms = static_cast<int>(apiary::query_device(device).sm_count);
         expect(solver.held_successors() && sms > 0 && solver.partition().tasks > sms,
                "lap3D held and spawned: successors held with more tasks (" + std::to_string(solver.partition().tasks) +
                    ") than megakernel blocks (" + solver.last_report().launch + ")");
