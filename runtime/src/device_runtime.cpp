@@ -469,12 +469,6 @@ void DeviceRuntime::supervise() {
   wait(summary_done_);
 }
 
-void DeviceRuntime::supervise_summarized() {
-  APIARY_CUDA_CHECK(cudaEventRecord(stop_, stream_));
-  summarized_ = true;
-  wait(stop_);
-}
-
 void DeviceRuntime::mark_end() {
   APIARY_CUDA_CHECK(cudaEventRecord(stop_, stream_));
   summarize();
@@ -505,7 +499,8 @@ CopyList DeviceRuntime::copy_list() {
   return copies;
 }
 
-RunEnd DeviceRuntime::run_end() const {
+// Queues the end kernel, which writes the summary into mapped memory, behind the run's work.
+void DeviceRuntime::summarize() {
   Buffers& b = *buffers_;
   RunEnd end;
   end.state = b.state.get();
@@ -523,12 +518,7 @@ RunEnd DeviceRuntime::run_end() const {
   end.host = staging_->summary_device;
   end.end_copy_from = static_cast<const std::byte*>(end_copy_from_);
   end.end_copy_bytes = end_copy_bytes_;
-  return end;
-}
-
-// Queues the end kernel, which writes the summary into mapped memory, behind the run's work.
-void DeviceRuntime::summarize() {
-  bookkeeping_.summarize(run_end(), 2 * device_.sm_count, stream_);
+  bookkeeping_.summarize(end, 2 * device_.sm_count, stream_);
   APIARY_CUDA_CHECK(cudaGetLastError());
   APIARY_CUDA_CHECK(cudaEventRecord(summary_done_, stream_));
   summarized_ = true;

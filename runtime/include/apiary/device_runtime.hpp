@@ -100,13 +100,6 @@ class DeviceRuntime {
   // Persistent schedulers: mark_end(), then waits for the run's work on stream() and its
   // summary while the watchdog watches.
   void supervise();
-  // What the end of this run reads and where its summary goes: the end kernel's input, and
-  // that of a persistent kernel whose blocks end the run themselves (summarize_by_block in
-  // run_bookkeeping.cuh) and which then calls supervise_summarized() instead of supervise().
-  RunEnd run_end() const;
-  // supervise() for a kernel that wrote the summary itself: no end kernel; the run's clock
-  // stops with that kernel.
-  void supervise_summarized();
   // Waits for `event` under the watchdog (a host-driven scheduler's round; the device
   // controller's statistics, queued after mark_end()). False when the watchdog stopped the run
   // (the device was told to abort) or the kernels did not return.

@@ -84,103 +84,56 @@ __global__ void __launch_bounds__(bookkeeping_threads) start_run_kernel(const __
   }
 }
 
-// Adds every thread's `count` to `*total`: one atomic per warp that has any.
-__device__ inline void add_by_warp(std::uint32_t* total, std::uint32_t count) {
-  const unsigned active = __activemask();
-  const std::uint32_t sum = __reduce_add_sync(active, count);
-  if (sum != 0 && threadIdx.x % 32 == unsigned(__ffs(active) - 1)) atomicAdd(total, sum);
-}
-
-// Counts the pool's unresolved entries at `first`, `first + stride`, ... and, when tasks are
-// parked, the filled waiting-storage slots per queue, into the summary's counts.
-__device__ inline void count_left_behind(const RunEnd& e, std::size_t first, std::size_t stride) {
-  RunSummary* counts = e.summary;
+// Counts the pool's unresolved entries and, when tasks are parked, the filled slots per queue:
+// every block a share, added to the summary once per block.
+template <int = 0>
+__global__ void __launch_bounds__(bookkeeping_threads) summarize_run_kernel(const __grid_constant__ RunEnd e) {
+  __shared__ std::uint32_t unresolved;
+  __shared__ std::uint32_t parked[max_queues];
+  if (threadIdx.x == 0) unresolved = 0;
+  if (threadIdx.x < max_queues) parked[threadIdx.x] = 0;
+  __syncthreads();
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::uint32_t used = std::min(*e.pool_next, e.pool_limit);
   std::uint32_t mine = 0;
   for (std::size_t i = first; i < used; i += stride) mine += Dependency::counter_of(e.pool[i].word) != 0;
-  add_by_warp(&counts->unresolved_dependencies, mine);
+  if (mine) atomicAdd(&unresolved, mine);
   // Parked tasks are the exception (a graph that left a dependency unresolved): scan the
-  // storage only then, one atomic per parked task.
-  if (e.storage_counters->parked == 0) return;
-  for (std::size_t i = first; i < e.slots; i += stride)
-    if (e.slot_state[i] == slot_filled && e.slot_queue[i] < max_queues) {
-      atomicAdd(&counts->parked_per_queue[e.slot_queue[i]], 1u);
-      atomicAdd(&counts->parked, 1u);
-    }
-}
-
-// The last block: the counts again from scratch, by this block alone (some block could not
-// count its share while other blocks were still running tasks).
-__device__ inline void recount_left_behind(const RunEnd& e) {
-  RunSummary* counts = e.summary;
-  for (unsigned q = threadIdx.x; q < max_queues; q += blockDim.x) counts->parked_per_queue[q] = 0;
-  if (threadIdx.x == 0) counts->unresolved_dependencies = counts->parked = 0;
+  // storage only then.
+  if (e.storage_counters->parked != 0)
+    for (std::size_t i = first; i < e.slots; i += stride)
+      if (e.slot_state[i] == slot_filled && e.slot_queue[i] < max_queues) atomicAdd(&parked[e.slot_queue[i]], 1u);
   __syncthreads();
-  count_left_behind(e, threadIdx.x, blockDim.x);
+  RunSummary* counts = e.summary;
+  if (threadIdx.x == 0 && unresolved) atomicAdd(&counts->unresolved_dependencies, unresolved);
+  if (threadIdx.x < max_queues && parked[threadIdx.x]) {
+    atomicAdd(&counts->parked_per_queue[threadIdx.x], parked[threadIdx.x]);
+    atomicAdd(&counts->parked, parked[threadIdx.x]);
+  }
+  RunSummary* host = e.host;
+  if (blockIdx.x == 0) {
+    static_assert(sizeof(RunState) % 16 == 0 && sizeof(QueueCounters) % 16 == 0 && sizeof(TraceCursors) % 16 == 0);
+    copy_by_block(&host->state, e.state, sizeof(RunState));
+    copy_by_block(host->counters, e.counters, std::size_t(e.num_queues) * sizeof(QueueCounters));
+    copy_by_block(&host->cursors, e.cursors, sizeof(TraceCursors));
+    copy_any_by_block(host->end_copy, e.end_copy_from, e.end_copy_bytes);
+    if (threadIdx.x == 0) host->dependencies_used = used;
+  }
+  // The last block to add its counts hands them to the host (threadFenceReduction's pattern).
+  __shared__ bool last;
   __threadfence();
   __syncthreads();
-}
-
-// The last block: the run's end state, its counts and the caller's end copy into the host's
-// mapped summary.
-__device__ inline void hand_summary_to_host(const RunEnd& e) {
-  static_assert(sizeof(RunState) % 16 == 0 && sizeof(QueueCounters) % 16 == 0 && sizeof(TraceCursors) % 16 == 0);
-  RunSummary* host = e.host;
-  const volatile RunSummary* done = e.summary;
-  copy_by_block(&host->state, e.state, sizeof(RunState));
-  copy_by_block(host->counters, e.counters, std::size_t(e.num_queues) * sizeof(QueueCounters));
-  copy_by_block(&host->cursors, e.cursors, sizeof(TraceCursors));
-  copy_any_by_block(host->end_copy, e.end_copy_from, e.end_copy_bytes);
-  for (unsigned q = threadIdx.x; q < max_queues; q += blockDim.x) host->parked_per_queue[q] = done->parked_per_queue[q];
+  if (threadIdx.x == 0) last = atomicAdd(&counts->blocks_done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const volatile RunSummary* done = counts;
+  if (threadIdx.x < max_queues) host->parked_per_queue[threadIdx.x] = done->parked_per_queue[threadIdx.x];
   if (threadIdx.x == 0) {
-    host->dependencies_used = std::min(*e.pool_next, e.pool_limit);
     host->unresolved_dependencies = done->unresolved_dependencies;
     host->parked = done->parked;
   }
-}
-
-// A block's part in the end of a run (every thread of the block calls it once, with the same
-// `share_ready`): it counts its share of what the run left behind when `share_ready` (no task
-// of the run runs any more), and the last block to arrive hands the summary to the host
-// (threadFenceReduction's pattern), counting everything itself if some block could not.
-// The end kernel's blocks call it, and the megakernel's as they leave (its own end).
-__device__ inline void summarize_by_block(const RunEnd& e, bool share_ready) {
-  RunSummary* counts = e.summary;
-  if (share_ready)
-    count_left_behind(e, std::size_t(blockIdx.x) * blockDim.x + threadIdx.x, std::size_t(gridDim.x) * blockDim.x);
-  __threadfence();
-  __syncthreads();
-  bool last = false;
-  if (threadIdx.x == 0) {
-    if (share_ready) atomicAdd(&counts->shares_counted, 1u);
-    last = atomicAdd(&counts->blocks_done, 1u) == gridDim.x - 1;
-  }
-  if (!__syncthreads_or(last)) return;
-  __threadfence();
-  const volatile RunSummary* done = counts;
-  if (done->shares_counted != gridDim.x) recount_left_behind(e);
-  hand_summary_to_host(e);
-}
-
-// Thread 0 reads the run's status for the whole block: true when it finished, so that no task
-// of it runs any more (a stopped or failed run's other blocks may still be inside a batch).
-__device__ inline bool run_finished_for_block(const RunState* state) {
-  bool finished = false;
-  if (threadIdx.x == 0) finished = load_acquire(state->status) == static_cast<std::uint32_t>(RunStatus::finished);
-  return __syncthreads_or(finished);
-}
-
-// A persistent kernel's blocks as they leave, the run over for them: its own end (no end
-// kernel). Not inlined: the kernel's task code keeps its register allocation (inlined, two of
-// Jacobi's megakernels took 94 and 96 registers instead of 90 and 80). A template, as the
-// kernels here: one definition in every translation unit that includes this header.
-template <int = 0>
-__device__ __noinline__ void leave_run(const RunEnd& e) { summarize_by_block(e, run_finished_for_block(e.state)); }
-
-// The end kernel: behind the run's kernels on the stream, so every share is ready.
-template <int = 0>
-__global__ void __launch_bounds__(bookkeeping_threads) summarize_run_kernel(const __grid_constant__ RunEnd e) {
-  summarize_by_block(e, true);
 }
 
 // Blocks for `work` elements, a few per thread, at most a few waves.

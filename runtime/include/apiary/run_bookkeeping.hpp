@@ -41,17 +41,15 @@ struct RunSummary {
   std::uint32_t unresolved_dependencies;   // pool entries [0, dependencies_used) with a counter != 0
   std::uint32_t parked;                    // filled waiting-storage slots
   std::uint32_t parked_per_queue[max_queues];
-  std::uint32_t blocks_done;               // blocks that took part in the end (device copy)
-  std::uint32_t shares_counted;            // of them, blocks that counted their share (device copy)
+  std::uint32_t blocks_done;               // end kernel blocks that added their counts (device copy)
   std::uint32_t dependencies_used;         // min(pool cursor, pool limit)
   TraceCursors cursors;
   RunState state;
   QueueCounters counters[max_queues];
   alignas(16) std::byte end_copy[end_copy_limit];  // the caller's bytes (DeviceRuntime::copy_at_end)
 
-  // The part the start kernel zeroes: the counts, blocks_done, shares_counted (and
-  // dependencies_used, which the end writes; cursors are 128-byte aligned, so this is a
-  // multiple of 16 bytes).
+  // The part the start kernel zeroes: the counts and blocks_done (and dependencies_used, which
+  // the end kernel writes; cursors are 128-byte aligned, so this is a multiple of 16 bytes).
   static constexpr std::size_t counted_bytes() { return offsetof(RunSummary, cursors); }
 };
 

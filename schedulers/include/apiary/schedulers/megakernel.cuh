@@ -1,9 +1,7 @@
 // The megakernel scheduler (thesis 3.3 and 6.2): a persistent grid sized to fill the GPU;
 // every block repeatedly picks a batch from an eligible queue (batch_picker.hpp), runs it with
 // as many workers as fit the block, frees the slots and reports the batch finished. Phase
-// advance and termination come from the shared phase controller. The blocks end the run
-// themselves: as they leave, they count what it left behind and the last one hands the
-// summary to the host (no end kernel after them).
+// advance and termination come from the shared phase controller.
 #pragma once
 
 #include <apiary/context.cuh>
@@ -12,7 +10,6 @@
 #include <apiary/device_runtime.hpp>
 #include <apiary/error.hpp>
 #include <apiary/graph.hpp>
-#include <apiary/run_bookkeeping.cuh>
 #include <apiary/schedulers/batch_picker.hpp>
 #include <apiary/schedulers/block_runner.cuh>
 #include <apiary/worker.cuh>
@@ -29,7 +26,6 @@ namespace apiary {
 struct MegakernelParams {
   DeviceGraph graph;
   BlockLayout layout;
-  RunEnd end;
 };
 
 namespace detail {
@@ -129,7 +125,6 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
     if (batch.stop) break;
     execute_batch<Graph>(g, layout, batch, handoff, &dependencies, smem);
   }
-  leave_run<>(params.end);
 }
 
 }  // namespace detail
@@ -151,11 +146,10 @@ void run_megakernel(DeviceRuntime& runtime, const ResidentBlocks& plan) {
   MegakernelParams params{};
   params.layout = plan.layout;
   params.graph = runtime.begin_run();
-  params.end = runtime.run_end();
   runtime.note_launch("megakernel", plan.blocks(), params.layout.block_threads, plan.shared);
   detail::megakernel_entry<Graph><<<plan.blocks(), params.layout.block_threads, plan.shared, runtime.stream()>>>(params);
   APIARY_CUDA_CHECK(cudaGetLastError());
-  runtime.supervise_summarized();
+  runtime.supervise();
 }
 
 }  // namespace apiary
