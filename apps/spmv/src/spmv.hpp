@@ -27,7 +27,20 @@ struct Tuning {
   // lower IS to 1, then K (7, 5, 3; never above items_per_thread) until it does, so small and
   // medium matrices do not leave SMs idle. Off by default so explicit knobs stay as given.
   bool fill_device = false;
+  // Multi-phase on large banded matrices (>= 1e7 non-zeros whose rows read x with locality:
+  // column spread below the selector's 0.1): one window of 11 items per thread (K = 11,
+  // IS = 1) instead of two of 7 (measured on an H100, docs/spmv.md). Off by default so
+  // explicit knobs stay as given.
+  bool fit_window = false;
 };
+
+// The window multi-phase uses on a matrix with these row statistics: `tuning`'s items per
+// thread and iterations, or, with fit_window on a large banded matrix, K = 11 and IS = 1.
+struct MultiPhaseWindow {
+  unsigned items_per_thread;
+  unsigned iterations;
+};
+MultiPhaseWindow multi_phase_window(const sparse::RowStats& stats, const Tuning& tuning);
 
 // Everything a launch needs; built by SpmvPlan.
 struct LaunchConfig {

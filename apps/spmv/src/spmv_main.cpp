@@ -132,6 +132,7 @@ void run_matrix(Context& ctx, const MatrixSource& src, const sparse::Csr<double>
     const auto t0 = std::chrono::steady_clock::now();
     Tuning tuning;
     tuning.fill_device = true;
+    tuning.fit_window = !ctx.options.items_per_thread && !ctx.options.iterations;
     if (ctx.options.items_per_thread) tuning.items_per_thread = ctx.options.items_per_thread;
     if (ctx.options.iterations) tuning.iterations = ctx.options.iterations;
     SpmvPlan<T> plan(kind, da.view(), stats, ctx.device.sm_count, tuning);

@@ -30,6 +30,27 @@ APIARY_SPMV_EXTERN(multi_phase)
 
 namespace {
 
+// The selector's thresholds (fitted on the H200 suite run, docs/spmv.md "The selector heuristic";
+// tools/spmv_heuristic_fit.py evaluates them and must be kept in step).
+constexpr double kCvIrregular = 0.5;          // std / mean above this: skewed
+constexpr std::int64_t kNnzMultiPhase = 100'000;  // skewed and at least this many non-zeros: multi-phase
+constexpr std::int64_t kNnzLarge = 10'000'000;    // even, medium rows, at least this many: multi-phase
+constexpr double kMeanWarp = 32;              // even rows at least this long: a warp per row
+constexpr double kMeanWarpScattered = 16;     // ... or this long when their columns are scattered
+constexpr double kMeanVirtualWarp = 8;        // even rows at least this long: 4 lanes per row
+// Rows reaching less than this fraction of the columns read x with locality (banded, e.g. an
+// unpermuted Laplacian): there 4 lanes per row beat multi-phase at any size. With scattered
+// columns every non-zero's gather of x is its own memory transaction, so the choice leans to
+// more lanes per row, whose loads of the row itself are coalesced: a warp from 16 non-zeros
+// per row (below 1e7), 4 lanes instead of one for short rows (from 1e7).
+constexpr double kBandedSpread = 0.1;
+
+// Wider windows for large banded matrices (Tuning::fit_window): on an H100 the suite's five
+// banded matrices with >= 1e7 non-zeros took 0.93-1.00x the time with K = 11, IS = 1 (every
+// one, fp32 and fp64); the scattered ones 1.00-1.06x, so they keep K = 7, IS = 2.
+constexpr unsigned kBandedItems = 11;
+constexpr unsigned kBandedIterations = 1;
+
 __global__ void partition_kernel(balance::OffsetsLayout<index_t> layout, std::int64_t chunk_atoms,
                                  balance::SearchKind search, index_t* partition, index_t chunks) {
   for (std::int64_t c = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; c <= chunks;
@@ -56,6 +77,12 @@ void launch_spmv(ScheduleKind kind, const LaunchConfig& config, sparse::CsrView<
   balance::visit_schedule(kind, [&](auto k) { launch_kind<decltype(k)::value, T>(config, a, x, y, stream); });
 }
 
+MultiPhaseWindow multi_phase_window(const sparse::RowStats& stats, const Tuning& tuning) {
+  if (tuning.fit_window && stats.nnz >= kNnzLarge && stats.column_spread < kBandedSpread)
+    return {kBandedItems, kBandedIterations};
+  return {tuning.items_per_thread, tuning.iterations};
+}
+
 template <class T>
 std::size_t spmv_shared_bytes(ScheduleKind kind, unsigned block, const balance::ScheduleParams<index_t>& params) {
   return balance::visit_schedule(kind, [&](auto k) { return shared_bytes_of<decltype(k)::value, T>(block, params); });
@@ -69,6 +96,11 @@ SpmvPlan<T>::SpmvPlan(ScheduleKind kind, sparse::CsrView<T> a, const sparse::Row
   p = balance::default_params<index_t>(kind, stats.mean, stats.stddev);
   p.items_per_thread = tuning.items_per_thread;
   p.iterations = tuning.iterations;
+  if (kind == ScheduleKind::multi_phase) {
+    const MultiPhaseWindow w = multi_phase_window(stats, tuning);
+    p.items_per_thread = w.items_per_thread;
+    p.iterations = w.iterations;
+  }
   const unsigned block = tuning.block;
   config_.block = block;
   const std::int64_t rows = a.rows, nnz = a.nnz;
@@ -153,21 +185,6 @@ std::string SpmvPlan<T>::describe() const {
 }
 
 namespace {
-
-// The selector's thresholds (fitted on the H200 suite run, docs/spmv.md "The selector heuristic";
-// tools/spmv_heuristic_fit.py evaluates them and must be kept in step).
-constexpr double kCvIrregular = 0.5;          // std / mean above this: skewed
-constexpr std::int64_t kNnzMultiPhase = 100'000;  // skewed and at least this many non-zeros: multi-phase
-constexpr std::int64_t kNnzLarge = 10'000'000;    // even, medium rows, at least this many: multi-phase
-constexpr double kMeanWarp = 32;              // even rows at least this long: a warp per row
-constexpr double kMeanWarpScattered = 16;     // ... or this long when their columns are scattered
-constexpr double kMeanVirtualWarp = 8;        // even rows at least this long: 4 lanes per row
-// Rows reaching less than this fraction of the columns read x with locality (banded, e.g. an
-// unpermuted Laplacian): there 4 lanes per row beat multi-phase at any size. With scattered
-// columns every non-zero's gather of x is its own memory transaction, so the choice leans to
-// more lanes per row, whose loads of the row itself are coalesced: a warp from 16 non-zeros
-// per row (below 1e7), 4 lanes instead of one for short rows (from 1e7).
-constexpr double kBandedSpread = 0.1;
 
 struct Choice {
   ScheduleKind kind;

@@ -142,6 +142,8 @@ int main() {
       check_spmv<double>(name, a, sms, Tuning{});
       check_spmv<float>(name, a, sms, Tuning{256, 3, 4});  // other knobs: more windows, splits
       check_spmv<double>(name, a, sms, Tuning{256, 1, 1});
+      check_spmv<float>(name, a, sms, Tuning{256, 11, 1});  // the window of large banded matrices
+      check_spmv<double>(name, a, sms, Tuning{256, 11, 1});
       check_visit(name, a, sms);
     }
     {  // impossible knobs: a clear error before any launch, not a failed launch

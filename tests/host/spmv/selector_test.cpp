@@ -63,3 +63,24 @@ TEST_CASE("selector: scattered columns lean to more lanes per row", "[spmv][sele
   CHECK(select_schedule(banded(short_large)) == ScheduleKind::thread_mapped);  // lap2d_5pt_3000-like
   CHECK(select_schedule(shape(300'000, 7, 0.2, 7)) == ScheduleKind::thread_mapped);  // below 1e7
 }
+
+TEST_CASE("multi-phase takes one window of 11 items per thread on large banded matrices, when asked",
+          "[spmv][selector]") {
+  using apiary::spmv::multi_phase_window;
+  using apiary::spmv::Tuning;
+  auto banded = [](apiary::sparse::RowStats s) {
+    s.column_spread = 0.01;
+    return s;
+  };
+  const auto large = shape(2'000'000, 28, 170, 190'000);  // longrows_2m-like: 5.6e7 non-zeros
+  const auto medium = shape(300'000, 28, 5, 60);           // 8.4e6: below the bound
+  Tuning fit;
+  fit.fit_window = true;
+  const Tuning given;  // fit_window off: the knobs as given
+  CHECK(multi_phase_window(banded(large), fit).items_per_thread == 11);
+  CHECK(multi_phase_window(banded(large), fit).iterations == 1);
+  CHECK(multi_phase_window(large, fit).items_per_thread == fit.items_per_thread);  // column spread 1: scattered
+  CHECK(multi_phase_window(banded(medium), fit).items_per_thread == fit.items_per_thread);
+  CHECK(multi_phase_window(banded(large), given).items_per_thread == given.items_per_thread);
+  CHECK(multi_phase_window(banded(large), given).iterations == given.iterations);
+}
