@@ -46,8 +46,9 @@ constexpr double kMeanVirtualWarp = 8;        // even rows at least this long: 4
 constexpr double kBandedSpread = 0.1;
 
 // Wider windows for large banded matrices (Tuning::fit_window): on an H100 the suite's five
-// banded matrices with >= 1e7 non-zeros took 0.93-1.00x the time with K = 11, IS = 1 (every
-// one, fp32 and fp64); the scattered ones 1.00-1.06x, so they keep K = 7, IS = 2.
+// banded matrices with >= 1e7 non-zeros took 0.967x the time in geomean with K = 11, IS = 1
+// (0.94-1.02x, fp32 and fp64); the scattered ones 1.00-1.06x in a sweep, so they keep K = 7,
+// IS = 2 (docs/spmv.md, "Kept: one window of 11 for large banded matrices").
 constexpr unsigned kBandedItems = 11;
 constexpr unsigned kBandedIterations = 1;
 
