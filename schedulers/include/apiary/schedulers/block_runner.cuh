@@ -276,6 +276,16 @@ inline void place_staging(const PhaseTable& table, BlockLayout& layout, std::uin
   }
 }
 
+// Host: lets `kernel` launch with up to `bytes` of dynamic shared memory. The limit belongs to
+// the kernel, not to a runtime: planning raises it to ask the occupancy of larger blocks, and
+// another runtime of the same graph planned since (its staging sized by its own config) may
+// have set a smaller one, so a run sets its plan's again before its launches
+// (Runtime<Graph> keeps its plans).
+template <class KernelPointer>
+void allow_dynamic_shared(KernelPointer kernel, std::size_t bytes) {
+  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+}
+
 // Host: the shared memory a block of `kernel` may still take beyond `base` bytes: `room` without
 // losing a block of the `per_sm` that fit without it, `block_room` at all. The occupancy query
 // answers no more than the kernel's dynamic shared memory limit allows, so that is raised to
@@ -290,7 +300,7 @@ SharedRoom shared_room(KernelPointer kernel, int threads, int per_sm, std::uint3
   APIARY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
   const std::size_t device_max = device.max_shared_per_block;
   const std::size_t limit = device_max - std::min<std::size_t>(device_max, attributes.sharedSizeBytes);
-  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(limit)));
+  allow_dynamic_shared(kernel, limit);
   std::size_t free_shared = 0;
   APIARY_CUDA_CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&free_shared, kernel, per_sm, threads));
   auto beyond_base = [&](std::size_t bytes) { return std::uint64_t(bytes - std::min<std::size_t>(bytes, base)); };
@@ -325,7 +335,7 @@ ResidentBlocks plan_resident_blocks(KernelPointer kernel, const PhaseTable& tabl
                                     "; lower shared_bytes or megakernel.block_threads");
   const int threads = int(plan.layout.block_threads);
   auto resident = [&](std::uint32_t shared) {
-    APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+    allow_dynamic_shared(kernel, shared);
     int per_sm = 0;
     APIARY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
     if (per_sm == 0)
@@ -344,15 +354,6 @@ ResidentBlocks plan_resident_blocks(KernelPointer kernel, const PhaseTable& tabl
   plan.shared += staging;
   plan.per_sm = std::uint32_t(resident(plan.shared));
   return plan;
-}
-
-// Host: lets `kernel` launch with the plan's dynamic shared memory. The limit belongs to the
-// kernel, not to a runtime: another runtime of the same graph planned since (its staging
-// sized by its own config) may have set a smaller one. A run sets it again before its launches
-// instead of planning again (Runtime<Graph> keeps its plans).
-template <class KernelPointer>
-void allow_dynamic_shared(KernelPointer kernel, const ResidentBlocks& plan) {
-  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(plan.shared)));
 }
 
 }  // namespace apiary

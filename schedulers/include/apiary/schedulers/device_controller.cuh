@@ -540,8 +540,8 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   const Config& config = runtime.config();
   const PhaseTable& table = runtime.table();
   const char* name = mode == PdcMode::spin ? "device_controller" : "device_controller_wave";
-  if (mode == PdcMode::wave) allow_dynamic_shared(detail::pdc_wave_worker<Graph>, plan);
-  else allow_dynamic_shared(detail::pdc_worker<Graph>, plan);
+  if (mode == PdcMode::wave) allow_dynamic_shared(detail::pdc_wave_worker<Graph>, plan.shared);
+  else allow_dynamic_shared(detail::pdc_worker<Graph>, plan.shared);
   PdcParams params{};
   params.layout = plan.layout;
   const DeviceInfo& device = runtime.device();

@@ -142,7 +142,7 @@ ResidentBlocks plan_megakernel(const PhaseTable& table, const Config& config, co
 // finishes, stops or fails.
 template <class Graph>
 void run_megakernel(DeviceRuntime& runtime, const ResidentBlocks& plan) {
-  allow_dynamic_shared(detail::megakernel_entry<Graph>, plan);
+  allow_dynamic_shared(detail::megakernel_entry<Graph>, plan.shared);
   MegakernelParams params{};
   params.layout = plan.layout;
   params.graph = runtime.begin_run();

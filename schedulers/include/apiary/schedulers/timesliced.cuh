@@ -251,7 +251,7 @@ template <class Graph>
 void run_timesliced(DeviceRuntime& runtime, const ResidentBlocks& plan) {
   const PhaseTable& table = runtime.table();
   const auto kernel = detail::timesliced_entry<Graph>;
-  allow_dynamic_shared(kernel, plan);
+  allow_dynamic_shared(kernel, plan.shared);
   TimeslicedParams params{};
   params.layout = plan.layout;
   params.max_blocks = plan.blocks();

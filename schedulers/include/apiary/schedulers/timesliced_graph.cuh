@@ -237,7 +237,7 @@ template <class Graph>
 void run_timesliced_graph(DeviceRuntime& runtime, const ResidentBlocks& plan) {
   const PhaseTable& table = runtime.table();
   const TimeslicedGraphConfig& tg = runtime.config().timesliced_graph;
-  allow_dynamic_shared(detail::timesliced_graph_entry<Graph>, plan);
+  allow_dynamic_shared(detail::timesliced_graph_entry<Graph>, plan.shared);
   using RoundGraph = detail::TimeslicedRoundGraph<Graph>;
   // Built (and uploaded) before the run's clock starts, from the view the run will have.
   RoundGraph* rounds = &runtime.kept<RoundGraph>([&] {
