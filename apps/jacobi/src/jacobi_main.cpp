@@ -9,7 +9,6 @@
 #include "jacobi_gpu.hpp"
 #include "reference.hpp"
 
-#include <apiary/cuda_check.hpp>
 #include <apiary/error.hpp>
 #include <apiary/sparse/conversions.hpp>
 #include <apiary/sparse/device_matrix.hpp>
@@ -17,11 +16,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
-#include <random>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
