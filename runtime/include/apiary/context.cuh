@@ -54,18 +54,20 @@ class Context {
   __device__ bool handed_off() const { return handed_off_; }
 
   // Scheduler use, right after the task: if the task held its continuation in the block's slot
-  // (spawn_next_when) and one of its own resolutions completed that wait, the held task is
-  // ready now, as if handed off (handed_off() turns true: a held chain's next link runs without
-  // a poll and can be a local hop). Traced as a release by this task, as the release of a
-  // parked task is. Only the holding thread's own resolution counts: nobody else writes the
-  // slot's wait while the batch runs, so nothing races with the slot's fields (compute-
-  // sanitizer's racecheck flags a read of them by any other thread of the batch). After the
-  // task, not in resolve: a task whose code is not inlined (Jacobi's) would otherwise carry
-  // this at every resolution (+7 KB per Jacobi worker kernel; a non-inlined call there made
-  // parked chains 1.38x and fan trees 1.16x slower on an H100). A task type that never holds
-  // leaves held_ nullptr, and where its code is inlined this compiles to nothing.
-  __device__ void ready_own_hold() const {
-    if (held_ == nullptr || held_ != completed_ || !handoff_->take_own_hold(*held_)) return;
+  // (spawn_next_when), the wait begins now, for the resolutions the task did not supply
+  // itself (Handoff::begin_hold). Where nothing remains (a held chain's link that resolves
+  // the dependency it held the next link on) or the rest came first, the held task is ready
+  // now, as if handed off (handed_off() turns true: the next link runs without a poll and can
+  // be a local hop), traced as a release by this task, as the release of a parked task is.
+  // Only the holding thread touches the slot's wait while the batch runs, so nothing races
+  // with its fields (compute-sanitizer's racecheck flags a read of them by any other thread of
+  // the batch). After the task, not in resolve: a task whose code is not inlined (Jacobi's)
+  // would otherwise carry this at every resolution (+7 KB per Jacobi worker kernel; a
+  // non-inlined call there made parked chains 1.38x and fan trees 1.16x slower on an H100).
+  // A task type that never holds leaves held_ nullptr, and where its code is inlined this
+  // compiles to nothing.
+  __device__ void begin_hold() const {
+    if (held_ == nullptr || !handoff_->begin_hold(held_needs_, held_supplied_)) return;
     record(DependencyEventKind::release, dependency_id(*held_), 0, handoff_->queue);
     handed_off_ = true;
   }
@@ -137,9 +139,9 @@ class Context {
     static_assert(std::is_trivially_copyable_v<Item>);
     if (n > 0 && handoff_ != nullptr && handoff_->try_hold(queue)) {
       record(DependencyEventKind::park, dependency_id(dep), n, queue);
-      handoff_->put_held(queue, &item, sizeof(Item), dep, n);  // counted pending when this batch finishes
+      handoff_->put_held(queue, &item, sizeof(Item), dep);  // counted pending when this batch finishes
       held_ = &dep;
-      completed_ = nullptr;  // only resolutions after the hold complete it
+      held_needs_ = n;
       return;
     }
     spawn_when_to(queue, dep, item, n);
@@ -164,8 +166,8 @@ class Context {
   __device__ void resolve(Dependency& dep) const {
     const std::uint64_t id = dependency_id(dep);
     record(DependencyEventKind::resolve, id, 0, no_task);
-    if (&dep == held_) return resolve_held_here(dep);
-    apiary::resolve(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); }, [&] { completed_ = &dep; });
+    if (&dep == held_) return supply_held();
+    apiary::resolve(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); });
   }
 
   // The same, for a thread that issued __threadfence() after the work `dep` guards and before
@@ -173,9 +175,8 @@ class Context {
   __device__ void resolve_after_fence(Dependency& dep) const {
     const std::uint64_t id = dependency_id(dep);
     record(DependencyEventKind::resolve, id, 0, no_task);
-    if (&dep == held_) return resolve_held_here(dep);
-    apiary::resolve_after_fence(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); },
-                                [&] { completed_ = &dep; });
+    if (&dep == held_) return supply_held();
+    apiary::resolve_after_fence(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); });
   }
 
   // Adds k expected resolutions to a dependency this task holds a count of (see dependency.hpp).
@@ -276,9 +277,11 @@ class Context {
     enqueue(q, buffer, g_->queues[q].stride, id, route);
   }
 
-  // A resolution of the dependency this thread held its continuation on (resolve_own_hold).
-  __device__ void resolve_held_here(Dependency& dep) const {
-    if (resolve_own_hold(dep)) completed_ = &dep;
+  // A resolution of the dependency this thread held its continuation on: counted here, the
+  // wait (begin_hold, after the task) asks the word only for the others.
+  __device__ void supply_held() const {
+    --held_needs_;
+    held_supplied_ = true;
   }
 
   __device__ void record(DependencyEventKind kind, std::uint64_t id, std::int32_t count, std::uint32_t queue) const {
@@ -292,8 +295,9 @@ class Context {
   BlockHandoff* handoff_;
   BlockDependencies* dependencies_;
   mutable bool handed_off_ = false;  // this thread put a ready task into the slot (handed_off())
-  mutable Dependency* held_ = nullptr;       // the dependency this thread's task held its continuation on
-  mutable Dependency* completed_ = nullptr;  // a held wait that a resolution of this thread completed
+  mutable Dependency* held_ = nullptr;  // the dependency this thread's task held its continuation on
+  mutable std::int32_t held_needs_ = 0;  // the resolutions of held_ still to come (n less this task's)
+  mutable bool held_supplied_ = false;   // this task resolved held_ itself
 };
 
 }  // namespace apiary

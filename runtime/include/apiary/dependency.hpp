@@ -89,39 +89,32 @@ APIARY_HD SpawnWhenOutcome spawn_when(Dependency& dep, std::int32_t n, Park&& pa
   return SpawnWhenOutcome::direct;
 }
 
-// A held wait (below) is complete when a resolution leaves exactly held_offset: that one
-// resolution (the counter passes the value once) calls `held_done`, so that a task that held
-// its continuation and then completed the wait itself readies it right after it ends
-// (Context::ready_own_hold).
+// A held wait (below) is complete when exactly held_offset is left on its counter.
 inline constexpr std::int32_t held_offset = std::int32_t(1) << 30;
 
-// One resolution. Returns true if this call released the waiting task; calls `held_done()`
-// if it completed a held wait.
-template <class Release, class HeldDone>
-APIARY_HD bool resolve(Dependency& dep, Release&& release, HeldDone&& held_done) {
-  const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::acq_rel);
-  const std::int32_t counter = Dependency::counter_of(before);
-  if (counter == held_offset + 1) held_done();
-  if (counter != 1) return false;
-  release(Dependency::slot_of(before));
-  return true;
-}
+// One resolution. Returns true if this call released the waiting task.
 template <class Release>
 APIARY_HD bool resolve(Dependency& dep, Release&& release) {
-  return resolve(dep, release, [] {});
+  const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::acq_rel);
+  if (Dependency::counter_of(before) != 1) return false;
+  release(Dependency::slot_of(before));
+  return true;
 }
 
 // A held wait (ctx.spawn_next_when under the megakernel, handoff.hpp): the waiting task stays
 // in its block's shared memory instead of the waiting storage, and the block polls the word.
-// The wait adds n + held_offset to the counter with one reduction that needs no reply: the
-// offset keeps the counter far above 1, so no resolution ever "releases" it, and the task is
-// ready when exactly the offset is left (the n resolutions came, before or after the hold).
-// The block then takes the offset back, which leaves the word as a released wait leaves it.
-// Costs: nothing on the holding task's path, one load per poll, no waiting-storage slot, and
-// no queue hop when it is ready. When the last resolution comes from the task that held the
-// wait (it holds its continuation, then resolves it itself), the block does not even poll:
-// the resolution's `held_done` has the runner ready the task right after the holding task
-// (Context::ready_own_hold, Handoff::take_own_hold).
+// The wait begins right after the holding task (Context::begin_hold), for the resolutions
+// that did not come from that task itself: the holder counts its own in a register, so a
+// task that holds its continuation and then supplies all of its resolutions (a chain whose
+// link resolves the dependency it holds the next link on) touches the word not at all, and
+// its continuation runs next as a local hop. For the rest (n - own > 0) the wait adds them
+// plus held_offset to the counter: the offset keeps the counter far above 1, so no resolution
+// ever "releases" it, and the task is ready when exactly the offset is left (the resolutions
+// came, before or after the hold); the block then takes the offset back, which leaves the
+// word as a released wait leaves it. (Counting the holder's own resolution with an atomic, as
+// before, made every link of a held chain wait for that atomic's reply: docs/benchmarks.md.)
+//
+// hold(): one reduction that needs no reply; the block polls after the batch.
 APIARY_HD inline void hold(Dependency& dep, std::int32_t n) {
   DeviceAtomic<std::uint64_t>(dep.word).fetch_add(Dependency::counts(n + held_offset), mo::relaxed);
 }
@@ -132,18 +125,17 @@ APIARY_HD inline void end_hold(Dependency& dep) {
   DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(held_offset), mo::relaxed);
 }
 
-// One resolution by the thread that holds a wait on `dep` in its block's slot (after its
-// hold): true if it completed the wait. No device-scope release: the waiting task runs in
-// this thread's block (or, when the run ends first, leaves through a queue, which publishes
-// it), and that block sees this thread's work without one; the resolvers on other blocks
-// need nothing from it. So no fence waits for the hold's reduction just before (to the same
-// word, which stays ordered before this atomic) to reach L2, as the release of an acq_rel
-// resolution does (a held chain's hop paid that round trip: docs/benchmarks.md). Acquire:
-// the other resolvers' work, when this completes the wait (an acquire fence after a relaxed
-// atomic would be a full fence again). A hold cannot reach 0 here, so nothing is released.
-APIARY_HD inline bool resolve_own_hold(Dependency& dep) {
-  const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::acquire);
-  return Dependency::counter_of(before) == held_offset + 1;
+// hold() for a holder that supplied some of the resolutions itself, so the rest may well
+// have come already: the atomic's reply says so, and then the wait ends at once (true, the
+// task is ready without a poll). Acquire: the other resolvers' work. No device-scope release:
+// the waiting task runs in the holder's block (or, when the run ends first, leaves through a
+// queue, which publishes it), which sees the holder's work without one.
+APIARY_HD inline bool hold_unless_done(Dependency& dep, std::int32_t n) {
+  const std::uint64_t before =
+      DeviceAtomic<std::uint64_t>(dep.word).fetch_add(Dependency::counts(n + held_offset), mo::acquire);
+  if (Dependency::counter_of(before) + n != 0) return false;
+  end_hold(dep);
+  return true;
 }
 
 // The holding block: true once the held wait's n resolutions came; it then ends the hold.
@@ -157,29 +149,20 @@ APIARY_HD inline bool held_ready(Dependency& dep) {
 // One resolution by a thread that already issued a release fence after the work it
 // guards (a task resolving many dependencies fences once, then resolves each with a
 // relaxed atomic). Returns true if this call released the waiting task.
-// `held_done` as for resolve.
-template <class Release, class HeldDone>
-APIARY_HD bool resolve_after_fence(Dependency& dep, Release&& release, HeldDone&& held_done) {
+template <class Release>
+APIARY_HD bool resolve_after_fence(Dependency& dep, Release&& release) {
 #if APIARY_DEVICE_CODE
   const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::relaxed);
-  const std::int32_t counter = Dependency::counter_of(before);
-  if (counter != 1 && counter != held_offset + 1) return false;
-  // The parked item and the spawner's work (or the other resolvers' work, for a held task),
-  // as the acq_rel resolve reads them.
+  if (Dependency::counter_of(before) != 1) return false;
+  // The parked item and the spawner's work, as the acq_rel resolve reads them.
   cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_device);
 #else
   // CPU threads: ThreadSanitizer ignores fences, so the atomic itself orders.
   const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::acq_rel);
-  const std::int32_t counter = Dependency::counter_of(before);
+  if (Dependency::counter_of(before) != 1) return false;
 #endif
-  if (counter == held_offset + 1) held_done();
-  if (counter != 1) return false;
   release(Dependency::slot_of(before));
   return true;
-}
-template <class Release>
-APIARY_HD bool resolve_after_fence(Dependency& dep, Release&& release) {
-  return resolve_after_fence(dep, release, [] {});
 }
 
 // Adds k expected resolutions to a dependency whose task is already parked or spawned. Only

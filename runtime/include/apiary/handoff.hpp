@@ -34,11 +34,11 @@
 // Only phaseless task types are held (they are eligible in every phase). Why: an iterative
 // graph whose tasks each wait for a barrier (Jacobi's stages) otherwise pays, per iteration,
 // a park, a release and a queue hop for every task; held, the barrier's resolutions are all
-// it costs, and each task runs again on the block that holds its successor. Where the
-// resolution that completes the wait comes from the task that held it (a task that holds its
-// continuation and then resolves that dependency itself), the task is readied right after
-// the one that held it (take_own_hold, Context::ready_own_hold): no poll, and the hop can be
-// local.
+// it costs, and each task runs again on the block that holds its successor. The wait begins
+// right after the task that held it (begin_hold, called by Context::begin_hold), for the
+// resolutions that task did not supply itself: where it supplied all (a task that holds its
+// continuation and then resolves that dependency itself), or the others came first, the task
+// is ready at once: no poll, and the hop can be local.
 //
 // Gated tasks (ctx.hold_next_at, megakernel only, gate.hpp): the same, for a task that waits
 // until a word many tasks wait on reaches a count (a barrier's arrivals), instead of a
@@ -118,9 +118,9 @@ struct Handoff {
     gate.word = nullptr;
     fresh = 1;
   }
-  // The same for a task that waits for n resolutions of `dep` (after try_hold).
-  APIARY_HD void put_held(std::uint32_t q, const void* source, std::uint32_t bytes, Dependency& dep, std::int32_t n) {
-    apiary::hold(dep, n);
+  // The same for a task that waits for resolutions of `dep` (after try_hold); the wait
+  // begins after the holding task (begin_hold).
+  APIARY_HD void put_held(std::uint32_t q, const void* source, std::uint32_t bytes, Dependency& dep) {
     put(q, source, bytes, dependency_id(dep));
     waits_on = &dep;
   }
@@ -148,14 +148,20 @@ struct Handoff {
     }
     return true;
   }
-  // The thread that held a task here on `dep` (put_held) during its task, once its own
-  // resolution completed that wait (resolve's `held_done`, Context::ready_own_hold): the task
-  // is ready now. The hold ends and nobody polls; true if the task still waited here. No
+  // The thread that held a task here (put_held), right after its task: begins the wait for
+  // the `remaining` resolutions that task did not supply itself (`supplied_own`: it supplied
+  // some). True if the task is ready now (nothing remains, or the rest came first), as if
+  // handed off; false while it waits (the block polls it between batches, ready()). No
   // barrier needed: this thread wrote the wait, and thread 0 polls the slot only between
   // batches.
-  APIARY_HD bool take_own_hold(Dependency& dep) {
-    if (waits_on != &dep) return false;
-    end_hold(dep);
+  APIARY_HD bool begin_hold(std::int32_t remaining, bool supplied_own) {
+    if (remaining > 0) {
+      if (!supplied_own) {
+        apiary::hold(*waits_on, remaining);  // no reply: the resolvers are mostly still to come
+        return false;
+      }
+      if (!hold_unless_done(*waits_on, remaining)) return false;
+    }
     waits_on = nullptr;
     return true;
   }
@@ -195,7 +201,7 @@ struct Handoff {
   // Thread 0, right after the task of a handed-off batch of one (queue q) ran: whether the
   // task it handed off can be the next hop in this worker (a local hop, take_local_hop in
   // handoff_batches.hpp) — a fresh task of queue q that waits for nothing (any more:
-  // take_own_hold), no ctx.stop() in the block, the executed count deferrable.
+  // begin_hold), no ctx.stop() in the block, the executed count deferrable.
   APIARY_HD bool local_hop_possible(std::uint32_t q) const {
     if (!full() || fresh == 0 || queue != q) return false;
     if (waits_on != nullptr || gate.word != nullptr || detail::block_load(stopping) != 0) return false;

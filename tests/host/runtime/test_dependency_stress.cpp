@@ -242,50 +242,34 @@ TEST_CASE("dependency: a held wait is ready after exactly n resolutions, before 
   REQUIRE(dep.counter() == -1);
 }
 
-// resolve's held_done: the resolution that completes a held wait says so, once, and only it
-// (Context::ready_own_hold then readies the task without a poll, Handoff::take_own_hold).
-TEST_CASE("dependency: held_done fires once, for the last resolution after the hold", "[dependency]") {
+// hold_unless_done: a holder that supplied some of a wait's resolutions itself (counted by
+// Context, not on the word) begins the wait for the rest, and learns from the same atomic
+// whether they all came already (then the task is ready without a poll, Handoff::begin_hold).
+TEST_CASE("dependency: a held wait begun for the resolutions its holder did not supply is ready exactly when they came",
+          "[dependency]") {
   Dependency dep;
-  int released = 0, done = 0;
+  int released = 0;
   auto release = [&](std::uint32_t) { ++released; };
-  auto held_done = [&] { ++done; };
-  SECTION("three resolutions after the hold, both kinds") {
-    hold(dep, 3);
-    REQUIRE_FALSE(resolve(dep, release, held_done));
-    REQUIRE_FALSE(resolve_after_fence(dep, release, held_done));
-    REQUIRE(done == 0);
-    REQUIRE_FALSE(resolve_after_fence(dep, release, held_done));
-    REQUIRE(done == 1);
-    end_hold(dep);  // what take_own_hold does
-  }
-  SECTION("one before the hold, one after") {
-    REQUIRE_FALSE(resolve(dep, release, held_done));
-    hold(dep, 2);
-    REQUIRE_FALSE(resolve(dep, release, held_done));
-    REQUIRE(done == 1);
-    end_hold(dep);
-  }
-  SECTION("the holder's own resolution (resolve_own_hold): complete only as the last one") {
-    hold(dep, 2);
-    REQUIRE_FALSE(resolve_own_hold(dep));
-    REQUIRE(done == 0);
-    REQUIRE_FALSE(resolve(dep, release, held_done));
-    REQUIRE(done == 1);
-    end_hold(dep);
-    REQUIRE(dep.counter() == 0);
-    REQUIRE_FALSE(resolve(dep, release, held_done));
-    hold(dep, 2);
-    REQUIRE(resolve_own_hold(dep));  // the other one came before the hold
-    end_hold(dep);
-    REQUIRE(done == 1);
-  }
-  SECTION("all before the hold: no resolution completes it, the holder's poll does") {
-    REQUIRE_FALSE(resolve(dep, release, held_done));
-    hold(dep, 1);
-    REQUIRE(done == 0);
+  SECTION("the others come after the hold, both kinds") {
+    REQUIRE_FALSE(hold_unless_done(dep, 2));
+    REQUIRE_FALSE(resolve(dep, release));
+    REQUIRE_FALSE(held_ready(dep));
+    REQUIRE_FALSE(resolve_after_fence(dep, release));
     REQUIRE(held_ready(dep));
   }
-  SECTION("parked waits never call it") {
+  SECTION("the others came first: ready at once, the offset given back") {
+    REQUIRE_FALSE(resolve(dep, release));
+    REQUIRE_FALSE(resolve_after_fence(dep, release));
+    REQUIRE(hold_unless_done(dep, 2));
+  }
+  SECTION("one before the hold, one after") {
+    REQUIRE_FALSE(resolve(dep, release));
+    REQUIRE_FALSE(hold_unless_done(dep, 2));
+    REQUIRE_FALSE(held_ready(dep));
+    REQUIRE_FALSE(resolve(dep, release));
+    REQUIRE(held_ready(dep));
+  }
+  SECTION("reused: a parked wait, then a held one, on the same word") {
     ErrorWord error{};
     HostWaitingStorage ws(2, 8, &error);
     auto park = [&] {
@@ -294,14 +278,13 @@ TEST_CASE("dependency: held_done fires once, for the last resolution after the h
       ws.view.write(slot, 0, &v, 8, 0);
       return slot;
     };
-    REQUIRE(spawn_when(dep, 2, park, [&](std::uint32_t slot) { ws.view.discard(slot); }, [] {}) ==
+    REQUIRE(spawn_when(dep, 1, park, [&](std::uint32_t slot) { ws.view.discard(slot); }, [] {}) ==
             SpawnWhenOutcome::parked);
-    REQUIRE_FALSE(resolve(dep, release, held_done));
-    REQUIRE(resolve(dep, [&](std::uint32_t slot) { ws.view.discard(slot); ++released; }, held_done));
-    REQUIRE(released == 1);
-    released = 0;
+    REQUIRE(resolve(dep, [&](std::uint32_t slot) { ws.view.discard(slot); }));
+    REQUIRE_FALSE(resolve(dep, release));
+    REQUIRE(hold_unless_done(dep, 1));
   }
-  REQUIRE(released == 0);
+  REQUIRE(released == 0);  // a held wait is never released by a resolution
   REQUIRE(dep.counter() == 0);
   REQUIRE_FALSE(held_ready(dep));
 }
@@ -311,13 +294,8 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
           "[dependency][stress]") {
   const unsigned threads = stress_threads();
   const auto deps = static_cast<std::uint32_t>(scaled(1'000'000));
-  // Who readies a held wait: the holder's poll only (after the hold and after the run), or
-  // the resolution that completes it (held_done, then what Handoff::take_own_hold does for
-  // the holding task; the holder then polls only after the run, as no block polls its slot
-  // while its own tasks run).
-  const bool resolver_readies = GENERATE(false, true);
-  // Whether a holder may be one of its wait's resolvers (Context::resolve of the dependency its
-  // task held on: resolve_own_hold, right after the hold).
+  // Whether a holder may supply some of its wait's resolutions itself (Context::resolve of the
+  // dependency its task held on: counted by the task, the wait begun after it for the rest).
   const bool holders_resolve = GENERATE(false, true);
   std::mt19937_64 rng(Catch::rngSeed() + 29);
   enum class Kind : std::uint8_t { hold, park, resolve };
@@ -325,15 +303,16 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
     std::uint32_t dep;
     Kind kind;
   };
-  std::vector<std::uint32_t> needed(deps);
-  std::vector<bool> held(deps), own_resolution(deps);
+  std::vector<std::uint32_t> needed(deps), supplied(deps);
+  std::vector<bool> held(deps);
   std::vector<HoldOp> ops;
   for (std::uint32_t d = 0; d < deps; ++d) {
     needed[d] = 1 + static_cast<std::uint32_t>(rng() % 8);
     held[d] = rng() % 2 == 0;
-    own_resolution[d] = held[d] && holders_resolve && rng() % 2 == 0;
+    // Between none and all of them (all: the wait is complete when it begins).
+    supplied[d] = held[d] && holders_resolve ? static_cast<std::uint32_t>(rng() % (needed[d] + 1)) : 0;
     ops.push_back({d, held[d] ? Kind::hold : Kind::park});
-    for (std::uint32_t r = own_resolution[d] ? 1 : 0; r < needed[d]; ++r) ops.push_back({d, Kind::resolve});
+    for (std::uint32_t r = supplied[d]; r < needed[d]; ++r) ops.push_back({d, Kind::resolve});
   }
   std::shuffle(ops.begin(), ops.end(), rng);
 
@@ -342,8 +321,7 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
   std::vector<Dependency> dependency(deps);
   std::vector<std::atomic<std::uint32_t>> resolved(deps);
   std::vector<std::atomic<std::uint32_t>> ran(deps);
-  std::vector<std::atomic<bool>> taken_at_hold(deps);
-  std::vector<std::atomic<bool>> readied(deps);
+  std::vector<std::atomic<bool>> ran_at_hold(deps);
   ThreadFailures failures;
 
   auto run = [&](std::uint32_t d) {
@@ -362,36 +340,28 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
     for (std::size_t i = begin; i < end; ++i) {
       const std::uint32_t d = ops[i].dep;
       switch (ops[i].kind) {
-        case Kind::hold:
-          hold(dependency[d], std::int32_t(needed[d]));
-          if (own_resolution[d]) {
-            resolved[d].fetch_add(1);
-            if (resolve_own_hold(dependency[d]) && resolver_readies) {  // what ready_own_hold does
-              end_hold(dependency[d]);
-              readied[d] = true;
-              run(d);
-            }
-            // Otherwise the holder's block polls after the task (below, after the run).
-            break;
+        case Kind::hold: {  // what Handoff::begin_hold does after the holding task
+          resolved[d].fetch_add(supplied[d]);
+          const auto remaining = std::int32_t(needed[d] - supplied[d]);
+          bool ready = remaining == 0;
+          if (!ready && supplied[d] > 0) ready = hold_unless_done(dependency[d], remaining);
+          if (!ready && supplied[d] == 0) {
+            hold(dependency[d], remaining);
+            ready = held_ready(dependency[d]);  // the block's first poll; the rest after the run
           }
-          if (!resolver_readies && held_ready(dependency[d])) {  // one poll now; the rest after the run
-            taken_at_hold[d] = true;
+          if (ready) {
+            ran_at_hold[d] = true;
             run(d);
           }
           break;
+        }
         case Kind::park: {
           park_waiter(ws, dependency[d], d, Waiter{d, needed[d]}, [&] { run(d); });
           break;
         }
         case Kind::resolve:
           resolved[d].fetch_add(1);
-          resolve_after_fence(dependency[d], release, [&] {
-            APIARY_THREAD_CHECK(failures, held[d]);
-            if (!resolver_readies) return;
-            end_hold(dependency[d]);
-            readied[d] = true;
-            run(d);
-          });
+          resolve_after_fence(dependency[d], release);
           break;
       }
     }
@@ -402,7 +372,7 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
   REQUIRE(error.code == 0);
   REQUIRE(ws.view.parked_hint() == 0);
   for (std::uint32_t d = 0; d < deps; ++d) {
-    if (held[d] && !taken_at_hold[d] && !readied[d]) {
+    if (held[d] && !ran_at_hold[d]) {
       REQUIRE(held_ready(dependency[d]));  // every resolution is in: the holder's next poll runs it
       run(d);
     }

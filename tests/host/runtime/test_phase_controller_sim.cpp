@@ -8,7 +8,7 @@
 // with chains of D tasks (each D hands off the next) whose hops the worker takes itself while
 // they are local (Handoff::take_local_hop, as block_runner.cuh does), and optionally with
 // chains of joins, each holding the next on a dependency it then resolves itself (readied by
-// Handoff::take_own_hold, as Context::ready_own_hold does after the task). Checks: exact task
+// Handoff::begin_hold, as Context::begin_hold does after the task). Checks: exact task
 // counts, no task ever runs while a task of another phase runs, the run terminates.
 #include "host_structures.hpp"
 
@@ -36,6 +36,14 @@ struct Item {
 };
 
 using SimHandoff = Handoff<queue_stride(sizeof(Item))>;
+
+// A task's held wait, as Context keeps it: whether it held its continuation, the resolutions
+// still to come, and whether it resolved that dependency itself.
+struct TaskHold {
+  bool held = false;
+  std::int32_t needs = 0;
+  bool supplied = false;
+};
 
 struct Sim {
   bool cyclic;
@@ -84,6 +92,8 @@ struct Sim {
 
   // The worker thread's hand-off slot (nullptr when the run does not use them).
   static inline thread_local SimHandoff* local = nullptr;
+  // The running task's held wait.
+  static inline thread_local TaskHold task_hold{};
 
   void spawn(std::uint32_t q, Item item) {
     if (local != nullptr && local->try_take(q)) {
@@ -105,7 +115,8 @@ struct Sim {
   // (then true).
   bool spawn_join_when(std::uint32_t d, const Item& item, std::int32_t n) {
     if (local != nullptr && local->try_hold(J)) {
-      local->put_held(J, &item, sizeof(item), deps[d], n);
+      local->put_held(J, &item, sizeof(item), deps[d]);
+      task_hold = {true, n, false};
       held.fetch_add(1, std::memory_order_relaxed);
       return true;
     }
@@ -120,16 +131,27 @@ struct Sim {
     return false;
   }
 
-  // ctx.resolve: releases a parked task, or, if this task held the wait (`held_here`),
-  // readies the task held in this thread's slot. (The runtime readies it right after the task,
-  // Context::ready_own_hold; in this sim nothing touches the slot in between, so it is the same.)
+  // ctx.resolve: releases a parked task, or, if this task held its continuation on the
+  // dependency (`held_here`), counts the resolution for the wait that begins after the task.
   void resolve_dep(std::uint32_t d, bool held_here = false) {
-    resolve(deps[d], [&](std::uint32_t slot) { release(slot); }, [&] {
-      if (held_here && local->take_own_hold(deps[d])) own_holds.fetch_add(1, std::memory_order_relaxed);
-    });
+    if (held_here) {
+      --task_hold.needs;
+      task_hold.supplied = true;
+      return;
+    }
+    resolve(deps[d], [&](std::uint32_t slot) { release(slot); });
   }
 
+  // A task, then the wait of the continuation it held (as block_runner.cuh calls
+  // Context::begin_hold): ready at once where the task supplied every resolution.
   void run_task(std::uint32_t q, const Item& item) {
+    task_hold = {};
+    run_task_code(q, item);
+    if (task_hold.held && local->begin_hold(task_hold.needs, task_hold.supplied))
+      own_holds.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  void run_task_code(std::uint32_t q, const Item& item) {
     executed[q].fetch_add(1);
     switch (q) {
       case A: {

@@ -127,7 +127,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
       }
       const Context<Graph> ctx(g, q, task, &handoff, dependencies);
       T{}(worker, item, ctx);
-      ctx.ready_own_hold();
+      ctx.begin_hold();
       handed_off = ctx.handed_off();
       if (traced) {
         worker.sync();
