@@ -639,11 +639,11 @@ TEST_CASE("held continuations (spawn_next_when) run once, after all resolutions,
 }
 
 // Own holds: a link holds its successor on a fresh dependency and resolves it itself; on odd
-// links the wait needs a second resolution from a helper task it spawns. Where the link's own
-// resolution is the last, it readies the successor right after the link (Context::
-// ready_own_hold, traced as a release by the link); where the helper's is, the holding block's
-// poll does (a release without a task). Both must run every link once, in order, with a clean
-// trace.
+// links the wait needs a second resolution from a helper task it spawns. The wait begins after
+// the link (Context::begin_hold): where the link's own resolution is all it needs, or the
+// helper's came first, the successor is ready at once (traced as a release by the link); where
+// the helper's comes later, the holding block's poll readies it (a release without a task).
+// Every link must run once, in order, with a clean trace.
 struct OwnHoldJob {
   std::uint32_t chain, index, links;
   std::uint32_t* ran;           // per link: times it ran
