@@ -67,7 +67,7 @@ class Context {
   // A task type that never holds leaves held_ nullptr, and where its code is inlined this
   // compiles to nothing.
   __device__ void begin_hold() const {
-    if (held_ == nullptr || !handoff_->begin_hold(held_needs_, held_supplied_)) return;
+    if (held_ == nullptr || !handoff_->begin_hold(held_needs_)) return;
     record(DependencyEventKind::release, dependency_id(*held_), 0, handoff_->queue);
     handed_off_ = true;
   }
@@ -279,10 +279,7 @@ class Context {
 
   // A resolution of the dependency this thread held its continuation on: counted here, the
   // wait (begin_hold, after the task) asks the word only for the others.
-  __device__ void supply_held() const {
-    --held_needs_;
-    held_supplied_ = true;
-  }
+  __device__ void supply_held() const { --held_needs_; }
 
   __device__ void record(DependencyEventKind kind, std::uint64_t id, std::int32_t count, std::uint32_t queue) const {
     if (!g_->trace.enabled()) return;
@@ -297,7 +294,6 @@ class Context {
   mutable bool handed_off_ = false;  // this thread put a ready task into the slot (handed_off())
   mutable Dependency* held_ = nullptr;  // the dependency this thread's task held its continuation on
   mutable std::int32_t held_needs_ = 0;  // the resolutions of held_ still to come (n less this task's)
-  mutable bool held_supplied_ = false;   // this task resolved held_ itself
 };
 
 }  // namespace apiary

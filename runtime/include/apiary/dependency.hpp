@@ -107,17 +107,12 @@ APIARY_HD bool resolve(Dependency& dep, Release&& release) {
 // that did not come from that task itself: the holder counts its own in a register, so a
 // task that holds its continuation and then supplies all of its resolutions (a chain whose
 // link resolves the dependency it holds the next link on) touches the word not at all, and
-// its continuation runs next as a local hop. For the rest (n - own > 0) the wait adds them
+// its continuation runs next as a local hop. For the rest (n - own > 0), hold() adds them
 // plus held_offset to the counter: the offset keeps the counter far above 1, so no resolution
 // ever "releases" it, and the task is ready when exactly the offset is left (the resolutions
-// came, before or after the hold); the block then takes the offset back, which leaves the
+// came, before or after the hold); then the offset goes back (end_hold), which leaves the
 // word as a released wait leaves it. (Counting the holder's own resolution with an atomic, as
 // before, made every link of a held chain wait for that atomic's reply: docs/benchmarks.md.)
-//
-// hold(): one reduction that needs no reply; the block polls after the batch.
-APIARY_HD inline void hold(Dependency& dep, std::int32_t n) {
-  DeviceAtomic<std::uint64_t>(dep.word).fetch_add(Dependency::counts(n + held_offset), mo::relaxed);
-}
 
 // A held wait whose n resolutions came gives the offset back: the dependency is reusable
 // as after a release.
@@ -125,12 +120,14 @@ APIARY_HD inline void end_hold(Dependency& dep) {
   DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(held_offset), mo::relaxed);
 }
 
-// hold() for a holder that supplied some of the resolutions itself, so the rest may well
-// have come already: the atomic's reply says so, and then the wait ends at once (true, the
-// task is ready without a poll). Acquire: the other resolvers' work. No device-scope release:
-// the waiting task runs in the holder's block (or, when the run ends first, leaves through a
-// queue, which publishes it), which sees the holder's work without one.
-APIARY_HD inline bool hold_unless_done(Dependency& dep, std::int32_t n) {
+// Begins a held wait for n (> 0) more resolutions. True if they all came already: the wait
+// ended at once and the task is ready without a poll; false: the block polls (held_ready).
+// One atomic whose reply says so (a reduction without reply, then the block's first poll,
+// cost as much and kept more code in every task loop: docs/benchmarks.md). Acquire: the
+// resolvers' work. No device-scope release: the waiting task runs in the holder's block (or,
+// when the run ends first, leaves through a queue, which publishes it), which sees the
+// holder's work without one.
+APIARY_HD inline bool hold(Dependency& dep, std::int32_t n) {
   const std::uint64_t before =
       DeviceAtomic<std::uint64_t>(dep.word).fetch_add(Dependency::counts(n + held_offset), mo::acquire);
   if (Dependency::counter_of(before) + n != 0) return false;

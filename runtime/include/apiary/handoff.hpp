@@ -149,19 +149,12 @@ struct Handoff {
     return true;
   }
   // The thread that held a task here (put_held), right after its task: begins the wait for
-  // the `remaining` resolutions that task did not supply itself (`supplied_own`: it supplied
-  // some). True if the task is ready now (nothing remains, or the rest came first), as if
-  // handed off; false while it waits (the block polls it between batches, ready()). No
-  // barrier needed: this thread wrote the wait, and thread 0 polls the slot only between
-  // batches.
-  APIARY_HD bool begin_hold(std::int32_t remaining, bool supplied_own) {
-    if (remaining > 0) {
-      if (!supplied_own) {
-        apiary::hold(*waits_on, remaining);  // no reply: the resolvers are mostly still to come
-        return false;
-      }
-      if (!hold_unless_done(*waits_on, remaining)) return false;
-    }
+  // the `remaining` resolutions that task did not supply itself. True if the task is ready
+  // now (nothing remains, or the rest came first), as if handed off; false while it waits
+  // (the block polls it between batches, ready()). No barrier needed: this thread wrote the
+  // wait, and thread 0 polls the slot only between batches.
+  APIARY_HD bool begin_hold(std::int32_t remaining) {
+    if (remaining > 0 && !hold(*waits_on, remaining)) return false;
     waits_on = nullptr;
     return true;
   }

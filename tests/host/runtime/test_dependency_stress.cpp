@@ -213,7 +213,7 @@ TEST_CASE("dependency: a held wait is ready after exactly n resolutions, before 
   int released = 0;
   auto release = [&](std::uint32_t) { ++released; };
   SECTION("resolutions after the hold") {
-    hold(dep, 2);
+    REQUIRE_FALSE(hold(dep, 2));
     REQUIRE_FALSE(held_ready(dep));
     REQUIRE_FALSE(resolve(dep, release));
     REQUIRE_FALSE(held_ready(dep));
@@ -223,11 +223,10 @@ TEST_CASE("dependency: a held wait is ready after exactly n resolutions, before 
   SECTION("all of them before the hold") {
     REQUIRE_FALSE(resolve(dep, release));
     REQUIRE_FALSE(resolve(dep, release));
-    hold(dep, 2);
-    REQUIRE(held_ready(dep));
+    REQUIRE(hold(dep, 2));  // ready at once, the offset given back
   }
   SECTION("retain: the holder hands its count to two children") {
-    hold(dep, 1);
+    REQUIRE_FALSE(hold(dep, 1));
     retain(dep, 2);
     for (int i = 0; i < 2; ++i) {
       REQUIRE_FALSE(resolve(dep, release));
@@ -242,29 +241,17 @@ TEST_CASE("dependency: a held wait is ready after exactly n resolutions, before 
   REQUIRE(dep.counter() == -1);
 }
 
-// hold_unless_done: a holder that supplied some of a wait's resolutions itself (counted by
-// Context, not on the word) begins the wait for the rest, and learns from the same atomic
-// whether they all came already (then the task is ready without a poll, Handoff::begin_hold).
-TEST_CASE("dependency: a held wait begun for the resolutions its holder did not supply is ready exactly when they came",
+// A held wait begins after its holder's task, for the resolutions that task did not supply
+// itself (Context counts those; Handoff::begin_hold): hold()'s reply says whether the others
+// came already, before the wait began.
+TEST_CASE("dependency: a held wait begun after some resolutions came is ready exactly when the rest came",
           "[dependency]") {
   Dependency dep;
   int released = 0;
   auto release = [&](std::uint32_t) { ++released; };
-  SECTION("the others come after the hold, both kinds") {
-    REQUIRE_FALSE(hold_unless_done(dep, 2));
-    REQUIRE_FALSE(resolve(dep, release));
-    REQUIRE_FALSE(held_ready(dep));
+  SECTION("one before the hold, one after, both kinds") {
     REQUIRE_FALSE(resolve_after_fence(dep, release));
-    REQUIRE(held_ready(dep));
-  }
-  SECTION("the others came first: ready at once, the offset given back") {
-    REQUIRE_FALSE(resolve(dep, release));
-    REQUIRE_FALSE(resolve_after_fence(dep, release));
-    REQUIRE(hold_unless_done(dep, 2));
-  }
-  SECTION("one before the hold, one after") {
-    REQUIRE_FALSE(resolve(dep, release));
-    REQUIRE_FALSE(hold_unless_done(dep, 2));
+    REQUIRE_FALSE(hold(dep, 2));
     REQUIRE_FALSE(held_ready(dep));
     REQUIRE_FALSE(resolve(dep, release));
     REQUIRE(held_ready(dep));
@@ -282,7 +269,7 @@ TEST_CASE("dependency: a held wait begun for the resolutions its holder did not 
             SpawnWhenOutcome::parked);
     REQUIRE(resolve(dep, [&](std::uint32_t slot) { ws.view.discard(slot); }));
     REQUIRE_FALSE(resolve(dep, release));
-    REQUIRE(hold_unless_done(dep, 1));
+    REQUIRE(hold(dep, 1));
   }
   REQUIRE(released == 0);  // a held wait is never released by a resolution
   REQUIRE(dep.counter() == 0);
@@ -343,12 +330,8 @@ TEST_CASE("dependency: concurrent held and parked waits with resolve_after_fence
         case Kind::hold: {  // what Handoff::begin_hold does after the holding task
           resolved[d].fetch_add(supplied[d]);
           const auto remaining = std::int32_t(needed[d] - supplied[d]);
-          bool ready = remaining == 0;
-          if (!ready && supplied[d] > 0) ready = hold_unless_done(dependency[d], remaining);
-          if (!ready && supplied[d] == 0) {
-            hold(dependency[d], remaining);
-            ready = held_ready(dependency[d]);  // the block's first poll; the rest after the run
-          }
+          bool ready = remaining == 0 || hold(dependency[d], remaining);
+          if (!ready) ready = held_ready(dependency[d]);  // the block's first poll; the rest after the run
           if (ready) {
             ran_at_hold[d] = true;
             run(d);

@@ -37,12 +37,11 @@ struct Item {
 
 using SimHandoff = Handoff<queue_stride(sizeof(Item))>;
 
-// A task's held wait, as Context keeps it: whether it held its continuation, the resolutions
-// still to come, and whether it resolved that dependency itself.
+// A task's held wait, as Context keeps it: whether it held its continuation, and the
+// resolutions still to come (its own resolutions of that dependency taken off).
 struct TaskHold {
   bool held = false;
   std::int32_t needs = 0;
-  bool supplied = false;
 };
 
 struct Sim {
@@ -116,7 +115,7 @@ struct Sim {
   bool spawn_join_when(std::uint32_t d, const Item& item, std::int32_t n) {
     if (local != nullptr && local->try_hold(J)) {
       local->put_held(J, &item, sizeof(item), deps[d]);
-      task_hold = {true, n, false};
+      task_hold = {true, n};
       held.fetch_add(1, std::memory_order_relaxed);
       return true;
     }
@@ -136,7 +135,6 @@ struct Sim {
   void resolve_dep(std::uint32_t d, bool held_here = false) {
     if (held_here) {
       --task_hold.needs;
-      task_hold.supplied = true;
       return;
     }
     resolve(deps[d], [&](std::uint32_t slot) { release(slot); });
@@ -147,7 +145,7 @@ struct Sim {
   void run_task(std::uint32_t q, const Item& item) {
     task_hold = {};
     run_task_code(q, item);
-    if (task_hold.held && local->begin_hold(task_hold.needs, task_hold.supplied))
+    if (task_hold.held && local->begin_hold(task_hold.needs))
       own_holds.fetch_add(1, std::memory_order_relaxed);
   }
 
