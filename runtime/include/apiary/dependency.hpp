@@ -122,8 +122,9 @@ APIARY_HD inline void end_hold(Dependency& dep) {
 
 // Begins a held wait for n (> 0) more resolutions. True if they all came already: the wait
 // ended at once and the task is ready without a poll; false: the block polls (held_ready).
-// One atomic whose reply says so (a reduction without reply, then the block's first poll,
-// cost as much and kept more code in every task loop: docs/benchmarks.md). Acquire: the
+// One atomic whose reply says so. (A second path, a reduction without reply for a holder
+// that supplied none, made the code after every task larger and trees that hold nothing
+// 1.01x slower: docs/benchmarks.md, "Kept: holds begun after the task".) Acquire: the
 // resolvers' work. No device-scope release: the waiting task runs in the holder's block (or,
 // when the run ends first, leaves through a queue, which publishes it), which sees the
 // holder's work without one.

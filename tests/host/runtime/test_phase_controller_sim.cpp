@@ -38,10 +38,12 @@ struct Item {
 using SimHandoff = Handoff<queue_stride(sizeof(Item))>;
 
 // A task's held wait, as Context keeps it: whether it held its continuation, and the
-// resolutions still to come (its own resolutions of that dependency taken off).
+// resolutions still to come (its own resolutions of that dependency taken off); and whether
+// it supplied any itself (only the sim's count of own holds needs that).
 struct TaskHold {
   bool held = false;
   std::int32_t needs = 0;
+  bool supplied = false;
 };
 
 struct Sim {
@@ -115,7 +117,7 @@ struct Sim {
   bool spawn_join_when(std::uint32_t d, const Item& item, std::int32_t n) {
     if (local != nullptr && local->try_hold(J)) {
       local->put_held(J, &item, sizeof(item), deps[d]);
-      task_hold = {true, n};
+      task_hold = {true, n, false};
       held.fetch_add(1, std::memory_order_relaxed);
       return true;
     }
@@ -135,17 +137,20 @@ struct Sim {
   void resolve_dep(std::uint32_t d, bool held_here = false) {
     if (held_here) {
       --task_hold.needs;
+      task_hold.supplied = true;
       return;
     }
     resolve(deps[d], [&](std::uint32_t slot) { release(slot); });
   }
 
   // A task, then the wait of the continuation it held (as block_runner.cuh calls
-  // Context::begin_hold): ready at once where the task supplied every resolution.
+  // Context::begin_hold): ready at once where nothing remains. Own holds count the tasks
+  // readied so that supplied a resolution themselves (a join whose two B resolutions both
+  // came before its A ended is ready at once too, but is not one).
   void run_task(std::uint32_t q, const Item& item) {
     task_hold = {};
     run_task_code(q, item);
-    if (task_hold.held && local->begin_hold(task_hold.needs))
+    if (task_hold.held && local->begin_hold(task_hold.needs) && task_hold.supplied)
       own_holds.fetch_add(1, std::memory_order_relaxed);
   }
 
