@@ -41,12 +41,13 @@ class Context {
   static constexpr std::uint32_t max_item_bytes = queue_stride(detail::MaxItemSize<typename Traits::Codes>::value);
   using BlockHandoff = Handoff<max_item_bytes>;
 
-  // `handoff`: the block's hand-off slot, where the scheduler offers one (handoff.hpp).
-  // `dependencies`: the block's share of the dependency pool, where the block lives for the
-  // whole run (the megakernel; dependency_pool.hpp).
-  __device__ Context(const DeviceGraph& graph, std::uint32_t queue, std::uint32_t trace_task,
-                     BlockHandoff* handoff = nullptr, BlockDependencies* dependencies = nullptr)
-      : g_(&graph), queue_(queue), trace_task_(trace_task), handoff_(handoff), dependencies_(dependencies) {}
+  // `handoff`: the block's hand-off slot (handoff.hpp; its accept masks say what it takes).
+  // `dependencies`: the block's share of the dependency pool (dependency_pool.hpp; a block
+  // that ends with its launch takes no share). References: a pointer that may be null costs a
+  // test per use, which the compiler cannot drop for a shared-memory object.
+  __device__ Context(const DeviceGraph& graph, std::uint32_t queue, std::uint32_t trace_task, BlockHandoff& handoff,
+                     BlockDependencies& dependencies)
+      : g_(&graph), queue_(queue), trace_task_(trace_task), handoff_(&handoff), dependencies_(&dependencies) {}
 
   // Scheduler use: whether this thread put a ready task into the block's hand-off slot
   // (ctx.spawn_next, or a release it routed there) or readied the task held there (its
@@ -137,7 +138,7 @@ class Context {
   template <class Item>
   __device__ void spawn_next_when_to(std::uint32_t queue, Dependency& dep, const Item& item, std::int32_t n) const {
     static_assert(std::is_trivially_copyable_v<Item>);
-    if (n > 0 && handoff_ != nullptr && handoff_->try_hold(queue)) {
+    if (n > 0 && handoff_->try_hold(queue)) {
       record(DependencyEventKind::park, dependency_id(dep), n, queue);
       handoff_->put_held(queue, &item, sizeof(Item), dep);  // counted pending when this batch finishes
       held_ = &dep;
@@ -155,7 +156,7 @@ class Context {
   template <class U>
   __device__ bool hold_next_at(const Gate& gate, const typename U::Item& item) const {
     constexpr std::uint32_t q = queue_of<U>();
-    if (handoff_ == nullptr || !handoff_->try_hold(q)) return false;
+    if (!handoff_->try_hold(q)) return false;
     handoff_->put_gated(q, &item, sizeof(item), gate);  // counted pending when this batch finishes
     return true;
   }
@@ -191,7 +192,7 @@ class Context {
   // The same, as an index for ctx.dependency(i) (fits in work items); no_slot when exhausted.
   __device__ std::uint32_t new_dependency_index() const {
     const DependencyPool& pool = g_->pool;
-    const std::uint32_t i = dependencies_ != nullptr ? dependencies_->take(pool) : pool.take(1);
+    const std::uint32_t i = dependencies_->take(pool);
     if (i < pool.limit) return i;
     raise_error(g_->state->error, ErrorCode::dependency_pool_full, 0, g_->pool.capacity, std::uint64_t(i) + 1);
     return no_slot;
@@ -203,7 +204,7 @@ class Context {
   // a chain of handed-off tasks sees a stop from another block within 16 of them, handoff.hpp.)
   __device__ void stop() const {
     g_->controller().set_status(RunStatus::stopped);
-    if (handoff_ != nullptr) detail::block_store(handoff_->stopping, 1u);  // this block runs no handed-off task after it
+    detail::block_store(handoff_->stopping, 1u);  // this block runs no handed-off task after it
   }
   // True once the run is ending (stop, watchdog, error): long-running tasks may poll it.
   __device__ bool cancelled() const { return !g_->controller().running(); }
@@ -244,7 +245,7 @@ class Context {
     const std::uint32_t leader = __ffs(peers) - 1;
     const std::uint32_t rank = __popc(peers & ((1u << lane) - 1u));
     const std::uint32_t count = __popc(peers);
-    if (route == Route::handoff && count == 1 && handoff_ != nullptr && handoff_->try_take(q)) {
+    if (route == Route::handoff && count == 1 && handoff_->try_take(q)) {
       handoff_->put(q, item, bytes, tag);  // counted pending when this batch finishes
       handed_off_ = true;
       return;
@@ -289,8 +290,8 @@ class Context {
   const DeviceGraph* g_;
   std::uint32_t queue_;
   std::uint32_t trace_task_;
-  BlockHandoff* handoff_;
-  BlockDependencies* dependencies_;
+  BlockHandoff* handoff_;             // never null
+  BlockDependencies* dependencies_;  // never null
   mutable bool handed_off_ = false;  // this thread put a ready task into the slot (handed_off())
   mutable Dependency* held_ = nullptr;  // the dependency this thread's task held its continuation on
   mutable std::int32_t held_needs_ = 0;  // the resolutions of held_ still to come (n less this task's)

@@ -8,7 +8,10 @@
 // chain, the synthetic tree's joins) has that round trip on its critical path. Only blocks
 // that live for the whole run take shares (the megakernel's): a timesliced or
 // device-controller block ends with its launch, and the indices left in its share would be
-// lost with it, round after round.
+// lost with it, round after round. Such a block still has a BlockDependencies, set up never
+// to take a share (reset_without_share), so that every task reaches the pool the same way and
+// the megakernel's tasks test no pointer for it (ctx.new_dependency: a generic null test of a
+// shared-memory address, about 2% of a held chain's hop on an H100).
 //
 // Capacity: the indices a block took but did not hand out are lost for this run, at most
 // `share` per block. The runtime therefore allocates `capacity + slack` dependencies (slack:
@@ -51,13 +54,17 @@ struct BlockDependencies {
   // Before the first task (shared memory starts undefined): an empty share, so the first
   // take fetches one.
   APIARY_HD void reset() { word = DependencyPool::share; }
+  // The same for a block that ends with its launch: the count starts past the share, so every
+  // take goes to the pool itself and the block keeps no indices (it would need 2^31 takes in
+  // one launch to reach the first index's half of the word).
+  APIARY_HD void reset_without_share() { word = std::uint64_t(1) << 31; }
 
   // One index of `pool` (>= pool.limit: exhausted).
   APIARY_HD std::uint32_t take(const DependencyPool& pool) {
     const std::uint64_t seen = detail::block_fetch_add(word, 1);
     const auto handed = static_cast<std::uint32_t>(seen), first = static_cast<std::uint32_t>(seen >> 32);
     if (handed < DependencyPool::share) return first + handed;
-    if (handed > DependencyPool::share) return pool.take(1);  // another thread is fetching the next share
+    if (handed > DependencyPool::share) return pool.take(1);  // another thread is fetching the next share, or none
     const std::uint32_t fresh = pool.take(DependencyPool::share);
     // Published even when the pool is exhausted: the indices it hands out are then >= limit
     // too, and the run fails on the first of them (the error stops it).

@@ -23,15 +23,20 @@ struct Allocation {
 };
 
 // `blocks` shares, `threads_per_block` threads each taking `per_thread` indices (a block of
-// one thread takes them all itself: no concurrency inside it).
-Allocation allocate(std::uint32_t limit, unsigned blocks, unsigned threads_per_block, std::uint32_t per_thread) {
+// one thread takes them all itself: no concurrency inside it). `shares`: false for blocks
+// that end with their launch (reset_without_share), which take every index from the pool.
+Allocation allocate(std::uint32_t limit, unsigned blocks, unsigned threads_per_block, std::uint32_t per_thread,
+                    bool shares = true) {
   std::uint32_t next = 0;
   const DependencyPool pool{nullptr, &next, limit, limit};
-  std::vector<BlockDependencies> shares(blocks);
-  for (auto& s : shares) s.reset();
+  std::vector<BlockDependencies> block_shares(blocks);
+  for (auto& s : block_shares) {
+    if (shares) s.reset();
+    else s.reset_without_share();
+  }
   std::vector<std::vector<std::uint32_t>> got(blocks * threads_per_block);
   run_threads(blocks * threads_per_block, [&](unsigned t) {
-    BlockDependencies& share = shares[t / threads_per_block];
+    BlockDependencies& share = block_shares[t / threads_per_block];
     for (std::uint32_t i = 0; i < per_thread; ++i) got[t].push_back(share.take(pool));
   });
   Allocation a;
@@ -74,4 +79,19 @@ TEST_CASE("dependency pool: with one share per block of slack, the configured ca
     const auto failed = std::count_if(a.taken.begin(), a.taken.end(), [&](std::uint32_t i) { return i >= odd * blocks; });
     REQUIRE(failed > 0);
   }
+}
+
+TEST_CASE("dependency pool: blocks without a share take every index from the pool and keep none",
+          "[dependency][stress]") {
+  const unsigned blocks = GENERATE(1u, 4u);
+  const unsigned threads_per_block = stress_threads() / blocks;
+  const auto per_thread = static_cast<std::uint32_t>(scaled(50'000));
+  const std::uint32_t total = per_thread * blocks * threads_per_block;
+  const Allocation a = allocate(0xffffffffu, blocks, threads_per_block, per_thread, false);
+  std::vector<std::uint32_t> sorted = a.taken;
+  std::sort(sorted.begin(), sorted.end());
+  REQUIRE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());  // no index twice
+  REQUIRE(sorted.size() == total);
+  REQUIRE(a.cursor == total);  // nothing kept back: indices 0..total-1, each once
+  REQUIRE(sorted.back() == total - 1);
 }

@@ -50,12 +50,21 @@ __device__ void dispatch_code(TypeList<Ts...>, std::uint32_t code, F&& f) {
 template <class Graph>
 using BlockHandoff = typename Context<Graph>::BlockHandoff;
 
+// A task type's worker size: its own where the graph is declared (a constant, so that a
+// one-thread worker's barriers and votes compile to nothing), its queue's in a data-driven
+// graph (one compiled type serves queues of any worker size there).
+template <class Graph, class T>
+__device__ std::uint32_t worker_size_of(const DeviceGraph& g, std::uint32_t q) {
+  if constexpr (GraphTraits<Graph>::declared) return T::threads;
+  else return g.table.worker_size[q];
+}
+
 // Every thread of the worker copies its next task into `raw`: the batch's task staged at
-// `staged` (stage_batch), or the block's hand-off slot's task, which is then freed.
+// `staged` (stage_batch), or the block's hand-off slot's task (`from_slot`), which is then freed.
 template <class Item, std::uint32_t B>
-__device__ void take_task(Handoff<B>& handoff, const Batch& batch, const Worker& worker, bool traced,
+__device__ void take_task(Handoff<B>& handoff, bool from_slot, const Worker& worker, bool traced,
                           const std::byte* staged, void* raw, std::uint64_t& tag) {
-  if (batch.handed_off) {
+  if (from_slot) {
     copy_words(raw, handoff.item, sizeof(Item));
     tag = traced ? handoff.tag : no_dependency;
   } else {
@@ -65,7 +74,7 @@ __device__ void take_task(Handoff<B>& handoff, const Batch& batch, const Worker&
   // The barrier also keeps the worker's next task from touching task shared memory while a
   // thread of the worker still runs this one.
   if (worker.size() > 1) worker.sync();
-  if (worker.rank() == 0 && batch.handed_off) handoff.clear();
+  if (worker.rank() == 0 && from_slot) handoff.clear();
 }
 
 // The worker of a handed-off batch of one, after its task: whether the task it handed off
@@ -90,11 +99,11 @@ __device__ bool next_local_link(const DeviceGraph& g, const Worker& worker, Hand
 // One worker runs its share of a batch, from the staging area: tasks slot, slot + slots, ...
 template <class Graph, class T>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
-                                 BlockHandoff<Graph>& handoff, BlockDependencies* dependencies, std::byte* smem,
+                                 BlockHandoff<Graph>& handoff, BlockDependencies& dependencies, std::byte* smem,
                                  std::uint32_t slot, std::uint32_t rank) {
   using Item = typename T::Item;
   const std::uint32_t q = batch.queue;
-  const std::uint32_t size = g.table.worker_size[q];
+  const std::uint32_t size = worker_size_of<Graph, T>(g, q);
   auto* trace_index = reinterpret_cast<std::uint32_t*>(smem + layout.staging_bytes);
   auto* barriers = reinterpret_cast<Worker::BlockBarrier*>(smem + layout.barrier_offset);
   void* task_shared = smem + layout.task_shared_offset + slot * layout.shared_stride[q];
@@ -108,13 +117,20 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   // back to the scheduler's loop after every task while host input is open: it drains the
   // host's tasks there. (The check sits outside the task loop: inside it, its code made the
   // loop 1.6x longer and empty tasks 1.6% slower in geomean on an H100; docs/benchmarks.md.)
-  const bool chains = batch.handed_off && slot == 0 && (g.mailbox == nullptr || blockIdx.x != 0);
+  // The batch's fields are read once, into registers: the task may write shared memory, so
+  // the compiler would otherwise reload them from the block's batch around every task (two
+  // loads and their address arithmetic per hop of a chain). A handed-off batch is one task,
+  // slot 0's: its stride needs no lookup (the compiler reloads the layout's, a constant, at
+  // every step).
+  const bool from_slot = batch.handed_off;
+  const std::uint32_t count = batch.count, stride = from_slot ? 1u : layout.slots[q];
+  const bool chains = from_slot && slot == 0 && (g.mailbox == nullptr || blockIdx.x != 0);
   for (;;) {
     bool handed_off = false;
-    for (std::uint32_t i = slot; i < batch.count; i += layout.slots[q]) {
+    for (std::uint32_t i = slot; i < count; i += stride) {
       alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
       std::uint64_t tag = no_dependency;
-      take_task<Item>(handoff, batch, worker, traced, smem + i * staged_bytes, raw, tag);
+      take_task<Item>(handoff, from_slot, worker, traced, smem + i * staged_bytes, raw, tag);
       const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
 
       std::uint32_t task = no_task;
@@ -125,7 +141,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
         task = trace_index[slot];
         start = global_timer_ns();
       }
-      const Context<Graph> ctx(g, q, task, &handoff, dependencies);
+      const Context<Graph> ctx(g, q, task, handoff, dependencies);
       T{}(worker, item, ctx);
       ctx.begin_hold();
       handed_off = ctx.handed_off();
@@ -168,14 +184,14 @@ __device__ bool stage_batch(const QueueView& queue, const Batch& batch, bool tra
 // runs its share.
 template <class Graph>
 __device__ void run_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
-                          BlockHandoff<Graph>& handoff, BlockDependencies* dependencies, std::byte* smem) {
+                          BlockHandoff<Graph>& handoff, BlockDependencies& dependencies, std::byte* smem) {
   const std::uint32_t q = batch.queue;
   dispatch_code(typename GraphTraits<Graph>::Codes{}, g.table.code[q], [&]<class T>() {
     // batch.handed_off is the same in every thread: the barrier inside is reached by all.
     if (!batch.handed_off && !stage_batch<typename T::Item>(g.queues[q], batch, g.trace.enabled(), smem)) return;
     const std::uint32_t slot = threadIdx.x / layout.slot_size[q];
     const std::uint32_t rank = threadIdx.x % layout.slot_size[q];
-    if (slot >= layout.slots[q] || rank >= g.table.worker_size[q]) return;
+    if (slot >= layout.slots[q] || rank >= worker_size_of<Graph, T>(g, q)) return;
     run_worker_tasks<Graph, T>(g, layout, batch, handoff, dependencies, smem, slot, rank);
   });
 }
@@ -209,11 +225,11 @@ __device__ inline void prepare_worker_barriers(const DeviceGraph& g, const Block
 
 // All threads: run the batch (its queue slots freed as it is staged), report it finished
 // (counting the task it handed off, if any). Ends with a block-wide barrier, so `batch` may
-// be overwritten afterwards. `dependencies`: the block's share of the dependency pool, for a
-// block that lives for the whole run (nullptr: tasks allocate from the pool itself).
+// be overwritten afterwards. `dependencies`: the block's share of the dependency pool (one
+// that takes no share where the block ends with its launch; dependency_pool.hpp).
 template <class Graph>
 __device__ void execute_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
-                              BlockHandoff<Graph>& handoff, BlockDependencies* dependencies, std::byte* smem) {
+                              BlockHandoff<Graph>& handoff, BlockDependencies& dependencies, std::byte* smem) {
   run_batch<Graph>(g, layout, batch, handoff, dependencies, smem);
   __syncthreads();
   if (threadIdx.x == 0) finish_batch(g.queues, g.controller(), handoff, batch);

@@ -128,9 +128,11 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
   extern __shared__ __align__(16) std::byte smem[];
   __shared__ Batch batch;
   __shared__ BlockHandoff<Graph> handoff;
+  __shared__ BlockDependencies dependencies;  // takes no share: the block ends with the launch
   bool ran_before = false;  // thread 0's
   if (threadIdx.x == 0) {
     handoff.reset();
+    dependencies.reset_without_share();
     // Only tasks of this kernel's own queue can be handed off: the block runs no other type.
     handoff.accept = layout.handoff ? std::uint64_t(1) << q : 0;
     DeviceAtomic<std::uint32_t>(g.state->live_blocks[q]).fetch_add(1, mo::relaxed);
@@ -145,7 +147,7 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
     }
     __syncthreads();
     if (batch.stop) break;
-    execute_batch<Graph>(g, layout, batch, handoff, nullptr, smem);  // the block ends with the launch
+    execute_batch<Graph>(g, layout, batch, handoff, dependencies, smem);
   }
   if (threadIdx.x == 0) DeviceAtomic<std::uint32_t>(g.state->live_blocks[q]).fetch_sub(1, mo::relaxed);
 }
