@@ -117,18 +117,20 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   // back to the scheduler's loop after every task while host input is open: it drains the
   // host's tasks there. (The check sits outside the task loop: inside it, its code made the
   // loop 1.6x longer and empty tasks 1.6% slower in geomean on an H100; docs/benchmarks.md.)
-  // A chain's batch is its one handed-off task: its loop reads neither the batch's count nor
-  // its origin, which the compiler reloads from the block's shared memory around every task
-  // (the task may write shared memory). Other batches read them as they go rather than keep
-  // them in registers through the task: that kept Jacobi's megakernels 2-16 registers larger
-  // (fp32: a block per SM less) and its solves up to 1.4x slower on an H100.
-  const bool chains = batch.handed_off && slot == 0 && (g.mailbox == nullptr || blockIdx.x != 0);
+  // The batch's fields are read once, into registers: the task may write shared memory, so
+  // the compiler would otherwise reload them from the block's batch around every task (two
+  // loads and their address arithmetic per hop of a chain). A handed-off batch is one task,
+  // slot 0's: its stride needs no lookup (the compiler reloads the layout's, a constant, at
+  // every step).
+  const bool from_slot = batch.handed_off;
+  const std::uint32_t count = batch.count, stride = from_slot ? 1u : layout.slots[q];
+  const bool chains = from_slot && slot == 0 && (g.mailbox == nullptr || blockIdx.x != 0);
   for (;;) {
     bool handed_off = false;
-    for (std::uint32_t i = slot; chains || i < batch.count; i += layout.slots[q]) {
+    for (std::uint32_t i = slot; i < count; i += stride) {
       alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
       std::uint64_t tag = no_dependency;
-      take_task<Item>(handoff, chains || batch.handed_off, worker, traced, smem + i * staged_bytes, raw, tag);
+      take_task<Item>(handoff, from_slot, worker, traced, smem + i * staged_bytes, raw, tag);
       const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
 
       std::uint32_t task = no_task;
@@ -149,7 +151,6 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
           g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(),
                                               blockIdx.x, std::uint16_t(slot), phase, batch.phase.epoch});
       }
-      if (chains) break;
     }
     if (!chains || !next_local_link(g, worker, handoff, q, handed_off)) return;
   }
