@@ -121,7 +121,9 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   // the compiler would otherwise reload them from the block's batch around every task (two
   // loads and their address arithmetic per hop of a chain). A handed-off batch is one task,
   // slot 0's: its stride needs no lookup (the compiler reloads the layout's, a constant, at
-  // every step).
+  // every step). The cost: live through the task, they move large tasks' register counts
+  // (Jacobi's megakernels +5 to +16; reading them as the loop goes moved the fan trees' past
+  // 64 instead; docs/benchmarks.md, "Kept, with a cost to Jacobi").
   const bool from_slot = batch.handed_off;
   const std::uint32_t count = batch.count, stride = from_slot ? 1u : layout.slots[q];
   const bool chains = from_slot && slot == 0 && (g.mailbox == nullptr || blockIdx.x != 0);
