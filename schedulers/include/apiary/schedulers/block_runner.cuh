@@ -59,6 +59,22 @@ __device__ std::uint32_t worker_size_of(const DeviceGraph& g, std::uint32_t q) {
   else return g.table.worker_size[q];
 }
 
+// Whether the task loop keeps its batch's count and stride in registers through every task
+// (run_worker_tasks): for a declared type without task shared memory, and for a data-driven
+// graph's type. Such tasks are short enough for a reload per task to show (an empty task, a
+// chain's link, a fan tree's fork); a type that stages data in shared memory works long enough
+// per task that the reload is noise, while its body needs the registers. Measured on an H100
+// (docs/benchmarks.md, "Kept: the batch in registers for tasks without shared memory"): kept
+// for every type, Jacobi's megakernels were 2-16 registers larger (fp32: a block per SM less,
+// solves up to 1.4x slower); reloaded for every type, the fan trees' megakernel lost a block
+// per SM (1.3x slower) and small tasks up to 19% of their throughput; reloaded for the
+// data-driven synthetic trees, their phased run took 3% longer.
+template <class Graph, class T>
+constexpr bool batch_in_registers() {
+  if constexpr (GraphTraits<Graph>::declared) return T::shared_bytes == 0;
+  else return true;
+}
+
 // Every thread of the worker copies its next task into `raw`: the batch's task staged at
 // `staged` (stage_batch), or the block's hand-off slot's task (`from_slot`), which is then freed.
 template <class Item, std::uint32_t B>
@@ -117,41 +133,47 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   // back to the scheduler's loop after every task while host input is open: it drains the
   // host's tasks there. (The check sits outside the task loop: inside it, its code made the
   // loop 1.6x longer and empty tasks 1.6% slower in geomean on an H100; docs/benchmarks.md.)
-  // The batch's fields are read once, into registers: the task may write shared memory, so
-  // the compiler would otherwise reload them from the block's batch around every task (two
-  // loads and their address arithmetic per hop of a chain). A handed-off batch is one task,
-  // slot 0's: its stride needs no lookup (the compiler reloads the layout's, a constant, at
-  // every step). The cost: live through the task, they move large tasks' register counts
-  // (Jacobi's megakernels +5 to +16; reading them as the loop goes moved the fan trees' past
-  // 64 instead; docs/benchmarks.md, "Kept, with a cost to Jacobi").
   const bool from_slot = batch.handed_off;
-  const std::uint32_t count = batch.count, stride = from_slot ? 1u : layout.slots[q];
   const bool chains = from_slot && slot == 0 && (g.mailbox == nullptr || blockIdx.x != 0);
+  auto run_task = [&](std::uint32_t i, bool in_slot) {
+    alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
+    std::uint64_t tag = no_dependency;
+    take_task<Item>(handoff, in_slot, worker, traced, smem + i * staged_bytes, raw, tag);
+    const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
+
+    std::uint32_t task = no_task;
+    std::uint64_t start = 0;
+    if (traced) {
+      if (rank == 0) trace_index[slot] = g.trace.begin_task();
+      worker.sync();
+      task = trace_index[slot];
+      start = global_timer_ns();
+    }
+    const Context<Graph> ctx(g, q, task, handoff, dependencies);
+    T{}(worker, item, ctx);
+    ctx.begin_hold();
+    if (traced) {
+      worker.sync();
+      if (rank == 0)
+        g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(), blockIdx.x,
+                                            std::uint16_t(slot), phase, batch.phase.epoch});
+    }
+    return ctx.handed_off();
+  };
+  // batch_in_registers: the batch's count and stride are read once, into registers. The task
+  // may write shared memory, so the compiler would otherwise reload them from the block's
+  // batch around every task (two loads and their address arithmetic per hop of a chain). A
+  // handed-off batch is one task, slot 0's: its stride needs no lookup. Otherwise they are
+  // read as the loop goes, and a chain's batch (one task) skips them.
+  [[maybe_unused]] const std::uint32_t count = batch.count, stride = from_slot ? 1u : layout.slots[q];
   for (;;) {
     bool handed_off = false;
-    for (std::uint32_t i = slot; i < count; i += stride) {
-      alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
-      std::uint64_t tag = no_dependency;
-      take_task<Item>(handoff, from_slot, worker, traced, smem + i * staged_bytes, raw, tag);
-      const Item& item = *std::launder(reinterpret_cast<const Item*>(raw));
-
-      std::uint32_t task = no_task;
-      std::uint64_t start = 0;
-      if (traced) {
-        if (rank == 0) trace_index[slot] = g.trace.begin_task();
-        worker.sync();
-        task = trace_index[slot];
-        start = global_timer_ns();
-      }
-      const Context<Graph> ctx(g, q, task, handoff, dependencies);
-      T{}(worker, item, ctx);
-      ctx.begin_hold();
-      handed_off = ctx.handed_off();
-      if (traced) {
-        worker.sync();
-        if (rank == 0)
-          g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(),
-                                              blockIdx.x, std::uint16_t(slot), phase, batch.phase.epoch});
+    if constexpr (batch_in_registers<Graph, T>()) {
+      for (std::uint32_t i = slot; i < count; i += stride) handed_off = run_task(i, from_slot);
+    } else {
+      for (std::uint32_t i = slot; chains || i < batch.count; i += layout.slots[q]) {
+        handed_off = run_task(i, chains || batch.handed_off);
+        if (chains) break;
       }
     }
     if (!chains || !next_local_link(g, worker, handoff, q, handed_off)) return;
