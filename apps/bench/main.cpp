@@ -286,7 +286,7 @@ Baselines run_baselines(const Options& o, Output& out, bool& failed) {
 // ---- summary -----------------------------------------------------------------------------
 
 constexpr double goal_tasks_per_second = 1e9;
-constexpr double goal_chain_ns_per_link = 1000;   // megakernel, chains through a dependency (chain_goal_modes)
+constexpr double goal_chain_ns_per_link = 1000;   // megakernel, chains through a dependency (held, parked, dependency)
 constexpr double goal_us_per_round = 10;          // timesliced and device controller rounds
 constexpr double goal_span_over_bound = 1.1;      // the best scheduler on the 11-type tree
 
