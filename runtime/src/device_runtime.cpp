@@ -207,7 +207,7 @@ void DeviceRuntime::allocate() {
     b.items.emplace_back(cap * queue_stride(layout.item_size) / 8, false);
     b.tags.emplace_back(config_.trace ? cap : 0);
   }
-  const std::uint32_t ws_cap = config_.waiting_storage_capacity;
+  const std::uint32_t ws_cap = waiting_slots();
   b.ws_stride = queue_stride(max_item_bytes_);
   b.ws_state = DeviceBuffer<std::uint32_t>(ws_cap);
   b.ws_queue = DeviceBuffer<std::uint32_t>(ws_cap);
@@ -233,6 +233,15 @@ Dependency* DeviceRuntime::dependency_pool() const { return buffers_->deps.get()
 std::uint32_t DeviceRuntime::dependency_limit() const {
   const std::uint64_t limit = std::uint64_t(config_.dependency_capacity) + DependencyPool::slack(device_.sm_count);
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(limit, 0xffffffffu));
+}
+
+// The configured capacity plus a slot per thread the device holds, for slots read and not yet
+// freed (waiting_storage.hpp), so that every run that parks at most the configured capacity
+// at once finds a slot.
+std::uint32_t DeviceRuntime::waiting_slots() const {
+  const std::uint64_t slots = std::uint64_t(config_.waiting_storage_capacity) +
+                              WaitingStorageView::slack(device_.sm_count, device_.max_threads_per_sm);
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(slots, 0xffffffffu));
 }
 
 void DeviceRuntime::open_host_input() {
@@ -410,7 +419,7 @@ DeviceGraph DeviceRuntime::view() const {
   g.waiting.tag_of = config_.trace ? b.ws_tags.get() : nullptr;
   g.waiting.items = reinterpret_cast<std::byte*>(b.ws_items.get());
   g.waiting.counters = b.ws_counters.get();
-  g.waiting.capacity = config_.waiting_storage_capacity;
+  g.waiting.capacity = waiting_slots();
   g.waiting.stride = b.ws_stride;
   g.waiting.error = &b.state.get()->error;
   g.pool = DependencyPool{b.deps.get(), b.dep_next.get(), config_.dependency_capacity, dependency_limit()};
@@ -511,7 +520,7 @@ void DeviceRuntime::summarize() {
   end.pool_limit = dependency_limit();
   end.slot_state = b.ws_state.get();
   end.slot_queue = b.ws_queue.get();
-  end.slots = config_.waiting_storage_capacity;
+  end.slots = waiting_slots();
   end.storage_counters = b.ws_counters.get();
   end.cursors = b.cursors.get();
   end.summary = b.summary.get();
@@ -694,8 +703,9 @@ void DeviceRuntime::throw_failure(const RunState& state, Report report) const {
       throw CapacityError(msg.str() + "\n" + report.format());
     }
     case ErrorCode::waiting_storage_full:
-      msg << "the waiting storage is full: " << e.capacity
-          << " slots hold tasks parked on dependencies. Raise the config key 'waiting_storage_capacity'.";
+      msg << "the waiting storage is full: its " << e.capacity << " slots (waiting_storage_capacity "
+          << config_.waiting_storage_capacity << " and one per thread the device holds, for slots freed late) hold "
+          << "tasks parked on dependencies. Raise the config key 'waiting_storage_capacity'.";
       report.errors.push_back(msg.str());
       throw CapacityError(msg.str() + "\n" + report.format());
     case ErrorCode::dependency_pool_full:

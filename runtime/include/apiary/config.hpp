@@ -60,7 +60,7 @@ struct Config {
   Scheduler scheduler = Scheduler::megakernel;
   std::uint64_t queue_capacity = 1u << 20;
   std::map<std::string, std::uint64_t> queue_capacities;
-  std::uint32_t waiting_storage_capacity = 1u << 16;
+  std::uint32_t waiting_storage_capacity = 1u << 16;  // tasks parked at once (waiting_storage.hpp adds a slot per thread)
   std::uint32_t dependency_capacity = 1u << 16;  // ctx.new_dependency() calls every run may make (dependency_pool.hpp)
   double watchdog_seconds = 10.0;
   std::uint32_t host_input_capacity = 1u << 16;  // tasks submitted by the host, in flight

@@ -34,7 +34,11 @@ __device__ inline std::uint32_t lane_id() {
 }
 }  // namespace detail
 
-template <class Graph>
+// `CarriesUnfreedSlot`: whether a released task's waiting-storage slot is left for this
+// thread's next release fence to free (release, resolve), or freed when it is read. The task
+// loop chooses per task type (block_runner.cuh): carrying it costs a register through every
+// resolution of a task, which a type heavy on registers (Jacobi's) feels.
+template <class Graph, bool CarriesUnfreedSlot = true>
 class Context {
  public:
   using Traits = GraphTraits<Graph>;
@@ -45,9 +49,27 @@ class Context {
   // `dependencies`: the block's share of the dependency pool (dependency_pool.hpp; a block
   // that ends with its launch takes no share). References: a pointer that may be null costs a
   // test per use, which the compiler cannot drop for a shared-memory object.
+  // `unfreed_slot`: the waiting-storage slot this thread's previous task read and left taken
+  // (unfreed_slot() after that task), or no_slot.
   __device__ Context(const DeviceGraph& graph, std::uint32_t queue, std::uint32_t trace_task, BlockHandoff& handoff,
-                     BlockDependencies& dependencies)
-      : g_(&graph), queue_(queue), trace_task_(trace_task), handoff_(&handoff), dependencies_(&dependencies) {}
+                     BlockDependencies& dependencies, std::uint32_t unfreed_slot = no_slot)
+      : g_(&graph),
+        queue_(queue),
+        trace_task_(trace_task),
+        handoff_(&handoff),
+        dependencies_(&dependencies),
+        unfreed_slot_(unfreed_slot) {}
+
+  // Scheduler use, after the task: the waiting-storage slot of the last task this thread
+  // released, read but not yet freed (no_slot if none). The next task of this thread gets it
+  // back (its next resolution frees it after that resolution's fence); the scheduler frees
+  // what is left with free_unfreed_slot when the thread's tasks end.
+  __device__ std::uint32_t unfreed_slot() const { return unfreed_slot_; }
+  __device__ static void free_unfreed_slot(const DeviceGraph& g, std::uint32_t slot) {
+    if (slot == no_slot) return;
+    release_only_fence();
+    g.waiting.free_after_fence(slot);
+  }
 
   // Scheduler use: whether this thread put a ready task into the block's hand-off slot
   // (ctx.spawn_next, or a release it routed there) or readied the task held there (its
@@ -164,11 +186,19 @@ class Context {
   // One resolution of `dep`; the resolution that completes it moves the waiting task to its
   // queue, or, where the scheduler can, to this block's hand-off slot: its inputs are ready
   // (dependencies are resolved once the work they guard is done), so it may as well run next here.
+  //
+  // The acq_rel atomic is split into its halves (platform.hpp), at the same cost, so that the
+  // slot of the task this thread released last can be freed with a plain store after the
+  // release fence, instead of with a fence of its own when it was read (release). That fence
+  // was a fifth of a parked chain's hop (docs/benchmarks.md, "Kept: slots freed after the next
+  // resolution's fence").
   __device__ void resolve(Dependency& dep) const {
     const std::uint64_t id = dependency_id(dep);
     record(DependencyEventKind::resolve, id, 0, no_task);
     if (&dep == held_) return supply_held();
-    apiary::resolve(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); });
+    release_only_fence();
+    free_unfreed_slot_after_fence();
+    apiary::resolve_after_fence(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); });
   }
 
   // The same, for a thread that issued __threadfence() after the work `dep` guards and before
@@ -177,6 +207,7 @@ class Context {
     const std::uint64_t id = dependency_id(dep);
     record(DependencyEventKind::resolve, id, 0, no_task);
     if (&dep == held_) return supply_held();
+    free_unfreed_slot_after_fence();
     apiary::resolve_after_fence(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); });
   }
 
@@ -270,12 +301,28 @@ class Context {
     if (lane == leader) queue.commit(count);
   }
 
-  // Moves a parked task from the waiting storage to its queue.
+  // Moves a parked task from the waiting storage to its queue. Called right after a
+  // resolution's atomic, which came after the release fence that freed the slot read before
+  // (resolve), so this thread holds no other unfreed slot: its slot is left taken until the
+  // next fence of this thread (its next resolution, or free_unfreed_slot after its tasks).
   __device__ void release(std::uint32_t slot, std::uint64_t id, Route route) const {
     alignas(8) std::byte buffer[max_item_bytes];
-    const std::uint32_t q = g_->waiting.extract(slot, buffer, max_item_bytes);
+    std::uint32_t q;
+    if constexpr (CarriesUnfreedSlot) {
+      q = g_->waiting.read(slot, buffer, max_item_bytes);
+      unfreed_slot_ = slot;
+    } else {
+      q = g_->waiting.extract(slot, buffer, max_item_bytes);
+    }
     record(DependencyEventKind::release, id, 0, q);
     enqueue(q, buffer, g_->queues[q].stride, id, route);
+  }
+
+  // After a release fence of this thread that followed the read of the slot.
+  __device__ void free_unfreed_slot_after_fence() const {
+    if (!CarriesUnfreedSlot || unfreed_slot_ == no_slot) return;
+    g_->waiting.free_after_fence(unfreed_slot_);
+    unfreed_slot_ = no_slot;
   }
 
   // A resolution of the dependency this thread held its continuation on: counted here, the
@@ -295,6 +342,7 @@ class Context {
   mutable bool handed_off_ = false;  // this thread put a ready task into the slot (handed_off())
   mutable Dependency* held_ = nullptr;  // the dependency this thread's task held its continuation on
   mutable std::int32_t held_needs_ = 0;  // the resolutions of held_ still to come (n less this task's)
+  mutable std::uint32_t unfreed_slot_;   // the waiting-storage slot released last, read, not yet freed
 };
 
 }  // namespace apiary

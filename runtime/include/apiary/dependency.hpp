@@ -152,8 +152,9 @@ APIARY_HD bool resolve_after_fence(Dependency& dep, Release&& release) {
 #if APIARY_DEVICE_CODE
   const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::relaxed);
   if (Dependency::counter_of(before) != 1) return false;
-  // The parked item and the spawner's work, as the acq_rel resolve reads them.
-  cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_device);
+  // The parked item and the spawner's work, as the acq_rel resolve reads them. The one-way
+  // fence: an acquire atomic_thread_fence is a full MEMBAR (platform.hpp).
+  acquire_only_fence();
 #else
   // CPU threads: ThreadSanitizer ignores fences, so the atomic itself orders.
   const std::uint64_t before = DeviceAtomic<std::uint64_t>(dep.word).fetch_sub(Dependency::counts(1), mo::acq_rel);

@@ -57,6 +57,7 @@ class DeviceRuntime {
   // The runtime's dependency pool (Config::dependency_capacity entries, zeroed before each run).
   Dependency* dependency_pool() const;
   std::uint32_t dependency_limit() const;  // dependencies allocated: the capacity plus blocks' shares
+  std::uint32_t waiting_slots() const;     // waiting-storage slots: the capacity plus a slot per thread
 
   // Host task injection (host_input.hpp). open_host_input() before run(): the run then lasts
   // until close_host_input(). submit() may be called from any thread while input is open.

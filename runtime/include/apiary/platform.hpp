@@ -64,6 +64,37 @@ APIARY_HD constexpr cuda::std::memory_order mo_after_release_fence() {
 #endif
 }
 
+// One-way fences for a thread that splits an acq_rel read-modify-write into its halves, to
+// let a strong write ride on the release half (a fence followed by a strong write is a release
+// pattern in the PTX memory model, as the RMW itself would be only for its own word):
+// `release_only_fence()` before the writes it publishes, `acquire_only_fence()` after the read
+// that decided. PTX ISA 8.6 split fence.acq_rel for sm_90: fence.release.gpu compiles to the
+// MEMBAR without the L1 invalidation, fence.acquire.gpu to the L1 invalidation without the
+// MEMBAR, so that fence, relaxed RMW and acquire cost what one acq_rel RMW costs (an acquire
+// atomic_thread_fence would add a second MEMBAR). Elsewhere both are the acq_rel fence. On
+// CPU threads no-ops: there callers use acq_rel RMWs and release stores, which
+// ThreadSanitizer models (it ignores fences).
+#if APIARY_DEVICE_CODE && __CUDA_ARCH__ >= 900 && \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 8))
+#define APIARY_SPLIT_FENCES 1
+#else
+#define APIARY_SPLIT_FENCES 0
+#endif
+APIARY_HD inline void release_only_fence() {
+#if APIARY_SPLIT_FENCES
+  asm volatile("fence.release.gpu;" ::: "memory");
+#elif APIARY_DEVICE_CODE
+  cuda::atomic_thread_fence(cuda::std::memory_order_acq_rel, cuda::thread_scope_device);
+#endif
+}
+APIARY_HD inline void acquire_only_fence() {
+#if APIARY_SPLIT_FENCES
+  asm volatile("fence.acquire.gpu;" ::: "memory");
+#elif APIARY_DEVICE_CODE
+  cuda::atomic_thread_fence(cuda::std::memory_order_acq_rel, cuda::thread_scope_device);
+#endif
+}
+
 // Back-off inside spin loops: short sleeps on the GPU, a yield on CPU threads (so that
 // oversubscribed stress tests make progress).
 APIARY_HD inline void spin_pause() {

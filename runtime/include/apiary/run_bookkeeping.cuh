@@ -150,7 +150,9 @@ void launch_start_run(const RunStart& s, unsigned max_blocks, cudaStream_t strea
 
 template <int = 0>
 void launch_summarize_run(const RunEnd& e, unsigned max_blocks, cudaStream_t stream) {
-  const std::size_t work = std::max<std::size_t>(e.pool_limit, e.slots);
+  // Sized for the pool, which every run scans: the waiting storage (larger by a slot per
+  // thread the device holds, waiting_storage.hpp) is scanned only when tasks stayed parked.
+  const std::size_t work = e.pool_limit;
   summarize_run_kernel<><<<bookkeeping_blocks(work, max_blocks), bookkeeping_threads, 0, stream>>>(e);
 }
 

@@ -5,7 +5,9 @@
 // slot (CAS free -> reserved, starting where the insert policy says and probing linearly),
 // then write the item and mark the slot filled. Extraction reads the item, hands it to the
 // caller and frees the slot with one release store (the item is read before the slot can be
-// reserved again).
+// reserved again). A caller that issues a release fence anyway after reading may split the
+// two: read() now, free_after_fence() after its next fence, which saves the store's own
+// fence (the megakernel's released tasks: Context::resolve).
 //
 // The storage does not publish items itself: the slot number travels from the writer to the
 // extractor through a release/acquire pair of the caller's (the dependency word,
@@ -48,6 +50,15 @@ struct WaitingStorageCounters {
 };
 
 struct WaitingStorageView {
+  // Slots a device needs beyond the tasks parked at once: a slot that a thread read may stay
+  // taken until that thread's next release fence (free_after_fence, Context::release), one per
+  // thread at most, so one per thread the device can hold. The runtime allocates
+  // Config::waiting_storage_capacity + slack slots, so that any run that parks at most the
+  // configured capacity at once succeeds.
+  static std::uint32_t slack(std::uint32_t sm_count, std::uint32_t max_threads_per_sm) {
+    return sm_count * max_threads_per_sm;
+  }
+
   std::uint32_t* state = nullptr;      // capacity SlotState words
   std::uint32_t* queue_of = nullptr;   // target queue of each parked task
   std::uint64_t* tag_of = nullptr;     // dependency id of each parked task (trace)
@@ -92,28 +103,44 @@ struct WaitingStorageView {
 
   // Reads a filled slot into `item` (`bytes` <= stride bytes) and frees it. Returns the
   // target queue. The caller acquired the slot number from the writer's release (see above).
+  // One release store frees a slot (here and in discard): the item's reads or writes come
+  // before any reuse. (With a reserved and a filled flag, cleared one after the other,
+  // resolving 4M dependencies of fan-in 1 took 1.17x as long on an H200.)
   APIARY_HD std::uint32_t extract(std::uint32_t slot, void* item, std::uint32_t bytes, std::uint64_t* tag = nullptr) const {
+    const std::uint32_t queue = read(slot, item, bytes, tag);
+    store_release(state[slot], std::uint32_t(slot_free));
+    return queue;
+  }
+
+  // extract() without the free: the task leaves the storage (it no longer counts as parked),
+  // its slot stays taken until free_after_fence(slot).
+  APIARY_HD std::uint32_t read(std::uint32_t slot, void* item, std::uint32_t bytes, std::uint64_t* tag = nullptr) const {
     copy_words(item, items + std::size_t(slot) * stride, bytes < stride ? bytes : stride);
     const std::uint32_t queue = queue_of[slot];
     if (tag) *tag = tag_of ? tag_of[slot] : 0;
-    free_slot(slot);
+    DeviceAtomic<std::int64_t>(counters->parked).fetch_sub(1, mo::relaxed);
     return queue;
+  }
+
+  // Frees a slot read by read(), by the thread that read it, after it issued a release fence
+  // (release_only_fence or stronger) that follows the read: the fence and this strong store
+  // form a release pattern, so the reads come before any reuse, as extract's store orders them.
+  APIARY_HD void free_after_fence(std::uint32_t slot) const {
+#if APIARY_DEVICE_CODE
+    store_relaxed(state[slot], std::uint32_t(slot_free));
+#else
+    store_release(state[slot], std::uint32_t(slot_free));  // ThreadSanitizer ignores fences
+#endif
   }
 
   // Frees a slot that was written but never read (a spawn whose resolutions all came first
   // takes its item back).
-  APIARY_HD void discard(std::uint32_t slot) const { free_slot(slot); }
-
-  APIARY_HD std::int64_t parked_hint() const { return load_relaxed(counters->parked); }
-
- private:
-  // One release store frees the slot: the item's reads (extract) or writes (discard) come
-  // before any reuse. (With a reserved and a filled flag, cleared one after the other,
-  // resolving 4M dependencies of fan-in 1 took 1.17x as long on an H200.)
-  APIARY_HD void free_slot(std::uint32_t slot) const {
+  APIARY_HD void discard(std::uint32_t slot) const {
     store_release(state[slot], std::uint32_t(slot_free));
     DeviceAtomic<std::int64_t>(counters->parked).fetch_sub(1, mo::relaxed);
   }
+
+  APIARY_HD std::int64_t parked_hint() const { return load_relaxed(counters->parked); }
 };
 
 }  // namespace apiary

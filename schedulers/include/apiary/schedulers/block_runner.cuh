@@ -135,6 +135,13 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   // loop 1.6x longer and empty tasks 1.6% slower in geomean on an H100; docs/benchmarks.md.)
   const bool from_slot = batch.handed_off;
   const bool chains = from_slot && slot == 0 && (g.mailbox == nullptr || blockIdx.x != 0);
+  // The waiting-storage slot of the task this thread released last, left for its next
+  // resolution's fence to free (Context::resolve), and freed after the tasks otherwise. Only
+  // types whose batch stays in registers carry it; the others free a slot as they read it
+  // (carried, it cost Jacobi's fp32 megakernel 4 registers and a block per SM).
+  constexpr bool carries = batch_in_registers<Graph, T>();
+  using TaskContext = Context<Graph, carries>;
+  std::uint32_t unfreed_slot = no_slot;
   auto run_task = [&](std::uint32_t i, bool in_slot) {
     alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
     std::uint64_t tag = no_dependency;
@@ -149,8 +156,9 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
       task = trace_index[slot];
       start = global_timer_ns();
     }
-    const Context<Graph> ctx(g, q, task, handoff, dependencies);
+    const TaskContext ctx(g, q, task, handoff, dependencies, unfreed_slot);
     T{}(worker, item, ctx);
+    if constexpr (carries) unfreed_slot = ctx.unfreed_slot();
     ctx.begin_hold();
     if (traced) {
       worker.sync();
@@ -176,8 +184,9 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
         if (chains) break;
       }
     }
-    if (!chains || !next_local_link(g, worker, handoff, q, handed_off)) return;
+    if (!chains || !next_local_link(g, worker, handoff, q, handed_off)) break;
   }
+  if constexpr (carries) TaskContext::free_unfreed_slot(g, unfreed_slot);
 }
 
 // All threads, after the barrier that publishes a batch claimed from a queue and before any of
