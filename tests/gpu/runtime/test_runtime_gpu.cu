@@ -722,6 +722,63 @@ TEST_CASE("held continuations completed by their holder's own resolution run onc
   }
 }
 
+// A released task's waiting-storage slot is freed after the releasing thread's next release
+// fence (Context::release): chains that park each next link and release it at once reuse the
+// storage's slots while slots read by threads are still taken. One slot per chain must
+// suffice (the runtime adds a slot per thread the device holds), and runs after runs on one
+// runtime must not leak slots: 24 runs park more tasks than the storage has slots.
+struct ParkedLinkJob {
+  std::uint32_t chain, index, links;
+  std::uint32_t* ran;           // per link: times it ran
+  std::uint32_t* out_of_order;  // links that ran before their predecessor
+};
+struct ParkedLink {
+  using Item = ParkedLinkJob;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "ParkedLink";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& job, Ctx& ctx) const {
+    const std::uint32_t at = job.chain * job.links + job.index;
+    atomicAdd(&job.ran[at], 1u);
+    if (job.index > 0 && atomicAdd(&job.ran[at - 1], 0u) == 0) atomicAdd(job.out_of_order, 1u);
+    if (job.index + 1 == job.links) return;
+    const std::uint32_t d = ctx.new_dependency_index();
+    if (d == no_slot) return;  // pool exhausted: the run reports the error
+    ParkedLinkJob next = job;
+    next.index = job.index + 1;
+    ctx.template spawn_when<ParkedLink>(ctx.dependency(d), next, 1);
+    ctx.resolve(ctx.dependency(d));
+  }
+};
+using ParkedChainGraph = PhaseQueue<Phaseless<ParkedLink>>;
+
+TEST_CASE("parked chains reuse waiting-storage slots freed after the next fence, run after run",
+          "[gpu][dependency]") {
+  const Scheduler scheduler = each_scheduler();
+  const std::uint32_t chains = 64, links = 200, n = chains * links, runs = 24;
+  DeviceBuffer<std::uint32_t> ran(n), out_of_order(1);
+  Config config;
+  config.dependency_capacity = n;
+  config.waiting_storage_capacity = chains;  // each chain has at most one link parked at once
+  Runtime<ParkedChainGraph> rt{config};
+  std::vector<ParkedLinkJob> heads;
+  for (std::uint32_t c = 0; c < chains; ++c) heads.push_back(ParkedLinkJob{c, 0, links, ran.get(), out_of_order.get()});
+  for (std::uint32_t run = 0; run < runs; ++run) {
+    INFO("run " << run);
+    upload(ran, std::vector<std::uint32_t>(n, 0));
+    rt.seed<ParkedLink>(heads);
+    const Report report = rt.run(scheduler);
+    INFO(report.format());
+    REQUIRE(report.ok());
+    REQUIRE(report.executed("ParkedLink") == n);
+    REQUIRE(report.parked == 0);
+    REQUIRE(report.unresolved_dependencies == 0);
+    REQUIRE(download(ran) == std::vector<std::uint32_t>(n, 1));
+  }
+  REQUIRE(download(out_of_order)[0] == 0);
+}
+
 struct Forgotten {
   using Item = std::uint32_t;
   static constexpr unsigned threads = 1;
