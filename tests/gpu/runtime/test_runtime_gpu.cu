@@ -10,6 +10,8 @@
 #include <apiary/apiary.cuh>
 #include <apiary/device_buffer.hpp>
 
+#include <cuda/std/optional>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -644,11 +646,23 @@ TEST_CASE("held continuations (spawn_next_when) run once, after all resolutions,
 // helper's came first, the successor is ready at once (traced as a release by the link); where
 // the helper's comes later, the holding block's poll readies it (a release without a task).
 // Every link must run once, in order, with a clean trace.
-struct OwnHoldJob {
+// A link of one of several chains (this test and the parked chains' below).
+struct ChainLinkJob {
   std::uint32_t chain, index, links;
   std::uint32_t* ran;           // per link: times it ran
   std::uint32_t* out_of_order;  // links that ran before their predecessor
 };
+// Counts the link's run and whether its predecessor ran before it. Returns the next link, or
+// nothing where this one is the chain's last.
+__device__ inline cuda::std::optional<ChainLinkJob> run_link(const ChainLinkJob& job) {
+  const std::uint32_t at = job.chain * job.links + job.index;
+  atomicAdd(&job.ran[at], 1u);
+  if (job.index > 0 && atomicAdd(&job.ran[at - 1], 0u) == 0) atomicAdd(job.out_of_order, 1u);
+  if (job.index + 1 == job.links) return cuda::std::nullopt;
+  ChainLinkJob next = job;
+  next.index = job.index + 1;
+  return next;
+}
 struct HelperResolve {
   using Item = std::uint32_t;  // the dependency's pool index
   static constexpr unsigned threads = 1;
@@ -660,22 +674,18 @@ struct HelperResolve {
   }
 };
 struct OwnHoldLink {
-  using Item = OwnHoldJob;
+  using Item = ChainLinkJob;
   static constexpr unsigned threads = 1;
   static constexpr unsigned shared_bytes = 0;
   static constexpr const char* name = "Link";
   template <class Ctx>
   __device__ void operator()(Worker, const Item& job, Ctx& ctx) const {
-    const std::uint32_t at = job.chain * job.links + job.index;
-    atomicAdd(&job.ran[at], 1u);
-    if (job.index > 0 && atomicAdd(&job.ran[at - 1], 0u) == 0) atomicAdd(job.out_of_order, 1u);
-    if (job.index + 1 == job.links) return;
+    const auto next = run_link(job);
+    if (!next) return;
     const std::uint32_t d = ctx.new_dependency_index();
     if (d == no_slot) return;  // pool exhausted: the run reports the error
-    OwnHoldJob next = job;
-    next.index = job.index + 1;
     const bool helped = job.index % 2 == 1;
-    ctx.template spawn_next_when<OwnHoldLink>(ctx.dependency(d), next, helped ? 2 : 1);
+    ctx.template spawn_next_when<OwnHoldLink>(ctx.dependency(d), *next, helped ? 2 : 1);
     if (helped) ctx.template spawn<HelperResolve>(d);
     ctx.resolve(ctx.dependency(d));
   }
@@ -693,8 +703,8 @@ TEST_CASE("held continuations completed by their holder's own resolution run onc
   config.trace = true;
   config.trace_event_capacity = 16ull * n;
   Runtime<OwnHoldGraph> rt{config};
-  std::vector<OwnHoldJob> heads;
-  for (std::uint32_t c = 0; c < chains; ++c) heads.push_back(OwnHoldJob{c, 0, links, ran.get(), out_of_order.get()});
+  std::vector<ChainLinkJob> heads;
+  for (std::uint32_t c = 0; c < chains; ++c) heads.push_back(ChainLinkJob{c, 0, links, ran.get(), out_of_order.get()});
   rt.seed<OwnHoldLink>(heads);
   const Report report = rt.run(scheduler);
   INFO(report.format());
@@ -727,27 +737,18 @@ TEST_CASE("held continuations completed by their holder's own resolution run onc
 // storage's slots while slots read by threads are still taken. One slot per chain must
 // suffice (the runtime adds a slot per thread the device holds), and runs after runs on one
 // runtime must not leak slots: 24 runs park more tasks than the storage has slots.
-struct ParkedLinkJob {
-  std::uint32_t chain, index, links;
-  std::uint32_t* ran;           // per link: times it ran
-  std::uint32_t* out_of_order;  // links that ran before their predecessor
-};
 struct ParkedLink {
-  using Item = ParkedLinkJob;
+  using Item = ChainLinkJob;
   static constexpr unsigned threads = 1;
   static constexpr unsigned shared_bytes = 0;
   static constexpr const char* name = "ParkedLink";
   template <class Ctx>
   __device__ void operator()(Worker, const Item& job, Ctx& ctx) const {
-    const std::uint32_t at = job.chain * job.links + job.index;
-    atomicAdd(&job.ran[at], 1u);
-    if (job.index > 0 && atomicAdd(&job.ran[at - 1], 0u) == 0) atomicAdd(job.out_of_order, 1u);
-    if (job.index + 1 == job.links) return;
+    const auto next = run_link(job);
+    if (!next) return;
     const std::uint32_t d = ctx.new_dependency_index();
     if (d == no_slot) return;  // pool exhausted: the run reports the error
-    ParkedLinkJob next = job;
-    next.index = job.index + 1;
-    ctx.template spawn_when<ParkedLink>(ctx.dependency(d), next, 1);
+    ctx.template spawn_when<ParkedLink>(ctx.dependency(d), *next, 1);
     ctx.resolve(ctx.dependency(d));
   }
 };
@@ -762,8 +763,8 @@ TEST_CASE("parked chains reuse waiting-storage slots freed after the next fence,
   config.dependency_capacity = n;
   config.waiting_storage_capacity = chains;  // each chain has at most one link parked at once
   Runtime<ParkedChainGraph> rt{config};
-  std::vector<ParkedLinkJob> heads;
-  for (std::uint32_t c = 0; c < chains; ++c) heads.push_back(ParkedLinkJob{c, 0, links, ran.get(), out_of_order.get()});
+  std::vector<ChainLinkJob> heads;
+  for (std::uint32_t c = 0; c < chains; ++c) heads.push_back(ChainLinkJob{c, 0, links, ran.get(), out_of_order.get()});
   for (std::uint32_t run = 0; run < runs; ++run) {
     INFO("run " << run);
     upload(ran, std::vector<std::uint32_t>(n, 0));
