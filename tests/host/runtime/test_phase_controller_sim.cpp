@@ -8,8 +8,10 @@
 // with chains of D tasks (each D hands off the next) whose hops the worker takes itself while
 // they are local (Handoff::take_local_hop, as block_runner.cuh does), and optionally with
 // chains of joins, each holding the next on a dependency it then resolves itself (readied by
-// Handoff::begin_hold, as Context::begin_hold does after the task). Checks: exact task
-// counts, no task ever runs while a task of another phase runs, the run terminates.
+// Handoff::begin_hold, as Context::begin_hold does after the task). Each worker copies a
+// claimed batch out of its queue before running any of its tasks, as a block stages its
+// batch. Checks: exact task counts, no task ever runs while a task of another phase runs, the
+// run terminates.
 #include "host_structures.hpp"
 
 #include <apiary/schedulers/batch_picker.hpp>
@@ -36,6 +38,7 @@ struct Item {
 };
 
 using SimHandoff = Handoff<queue_stride(sizeof(Item))>;
+inline constexpr std::uint32_t max_batch = 3;  // tasks a worker claims at once
 
 // A task's held wait, as Context keeps it: whether it held its continuation, and the
 // resolutions still to come (its own resolutions of that dependency taken off); and whether
@@ -68,6 +71,7 @@ struct Sim {
   std::atomic<std::uint64_t> held{0};
   std::atomic<std::uint64_t> local_hops_taken{0};
   std::atomic<std::uint64_t> own_holds{0};  // held J readied by their own resolution
+  std::atomic<std::uint64_t> stale{0};      // batches claimed after their phase ended (settle_stale)
   std::array<std::atomic<std::int64_t>, 3> running_in_phase{};
   ThreadFailures failures;
 
@@ -188,6 +192,19 @@ struct Sim {
     }
   }
 
+  // Copies a claimed batch out of its queue and frees the slots. False only once the run
+  // failed (the queue_full case): a slot may never be published, and reading it would race
+  // with a producer still writing it.
+  bool stage(const Batch& b, std::array<Item, max_batch>& staged) {
+    APIARY_THREAD_CHECK(failures, b.count <= max_batch);
+    for (std::uint32_t i = 0; i < b.count; ++i) {
+      if (!views[b.queue].wait_published(b.first + i)) return false;
+      views[b.queue].read(b.first + i, &staged[i], sizeof(Item));
+      views[b.queue].release(b.first + i);
+    }
+    return true;
+  }
+
   void worker(unsigned t) {
     PhaseController pc = controller();
     std::uint32_t rotor = t % num_queues;
@@ -195,15 +212,23 @@ struct Sim {
     slot.reset();
     slot.hold_accept = hold ? std::uint64_t(1) << J : 0;
     local = handoff || hold ? &slot : nullptr;
+    std::array<std::uint64_t, max_batch * (queue_stride(sizeof(Item)) + 8) / 8> scratch{};  // settle_stale's
     Batch b;
     for (;;) {
       // next_handed_off also polls a held join's dependency (as the megakernel's loop does).
       if (!next_handed_off(views.data(), pc, slot, b, b)) {
         b = pick_batch(
             views.data(), pc, rotor, [](std::uint32_t, std::int64_t available) {
-              return static_cast<std::uint32_t>(available < 3 ? available : 3);
+              return static_cast<std::uint32_t>(available < max_batch ? available : max_batch);
             },
             [&] { return ws.view.parked_hint(); });
+        if (b.stale) {  // as the megakernel's next_batch settles it
+          auto* room = reinterpret_cast<std::byte*>(scratch.data());
+          if (cyclic) settle_stale<true>(views.data(), pc, b, room);
+          else settle_stale<false>(views.data(), pc, b, room);
+          stale.fetch_add(1, std::memory_order_relaxed);
+          b = Batch{};
+        }
         slot.accept = handoff && !b.stop ? table.queues_running_in(b.phase.phase) : 0;
       }
       if (b.stop) {
@@ -214,6 +239,13 @@ struct Sim {
         std::this_thread::yield();
         continue;
       }
+      // As a block stages its batch (block_runner.cuh): every task leaves its queue slot
+      // before any runs or the batch awaits its phase. A task that spawned into its own queue
+      // while this thread still held a later slot of its batch would wait for that slot once
+      // the ring came round to it (a producer one lap ahead), i.e. for ever: this simulation
+      // hung so in CI when it read a batch's tasks one at a time between them.
+      std::array<Item, max_batch> staged{};
+      if (!b.handed_off && !stage(b, staged)) return;
       const std::int32_t phase = table.queue_phase[b.queue];
       if (phase != no_phase) {
         APIARY_THREAD_CHECK(failures, b.phase.phase == phase);
@@ -233,13 +265,7 @@ struct Sim {
           run_from_slot();
           continue;
         }
-        // False only once the run failed (the queue_full case): the slot may never be
-        // published, and reading it would race with a producer still writing it.
-        if (!views[b.queue].wait_published(b.first + i)) return;
-        Item item{};
-        views[b.queue].read(b.first + i, &item, sizeof(Item));
-        views[b.queue].release(b.first + i);
-        run_task(b.queue, item);
+        run_task(b.queue, staged[i]);
       }
       // A handed-off batch of one goes on with the local hops its tasks hand it.
       while (local_hops && b.handed_off && take_local_hop(views.data(), pc, slot, b.queue)) {
@@ -479,6 +505,9 @@ struct PickFixture {
                       [](std::uint32_t, std::int64_t available) { return static_cast<std::uint32_t>(available < 2 ? available : 2); },
                       [] { return std::uint32_t(0); });
   }
+  // give_back_claim's room: a batch of this fixture's items with their tags.
+  std::byte* scratch() { return reinterpret_cast<std::byte*>(scratch_words.data()); }
+  std::array<std::uint64_t, 64 * (queue_stride(sizeof(Item)) + 8) / 8> scratch_words{};
 };
 }  // namespace
 
@@ -505,7 +534,7 @@ TEST_CASE("pick_batch: scans every queue round robin from the rotor", "[phases]"
   CHECK(f.views[17].available_hint() == 0);
 }
 
-TEST_CASE("pick_batch: claims only from queues of the current phase and confirms it", "[phases]") {
+TEST_CASE("pick_batch: claims only from queues of the current phase and checks it", "[phases]") {
   PickFixture f(2);
   f.put(15, 2);  // phase 1, not current
   f.put(5, 1);   // phase 0
@@ -517,6 +546,83 @@ TEST_CASE("pick_batch: claims only from queues of the current phase and confirms
   CHECK(f.views[15].available_hint() == 2);
   f.state.status = static_cast<std::uint32_t>(RunStatus::stopped);
   CHECK(f.pick(rotor).stop);
+}
+
+// Between the look (phase 1) and the claim of phase 1's tasks in queue 15, phase 1 ends and
+// phase 0 begins (in a megakernel this is a race): the claim is stale.
+namespace {
+Batch pick_stale(PickFixture& f, std::uint32_t& rotor) {
+  const PhaseController pc{&f.state, &f.table};
+  return pick_batch(f.views.data(), pc, rotor,
+                    [&](std::uint32_t, std::int64_t available) {
+                      f.state.phase_word = PhaseWord{0, 5}.pack();
+                      pc.add_pending(0, 1);  // phase 0's running task
+                      return static_cast<std::uint32_t>(available);
+                    },
+                    [] { return std::uint32_t(0); });
+}
+}  // namespace
+
+TEST_CASE("pick_batch: tasks claimed after their phase ended go back to their queue, slots freed first", "[phases]") {
+  PickFixture f(2);
+  f.table.cyclic = true;  // phase 0 then comes before phase 1's next round
+  f.state.phase_word = PhaseWord{1, 4}.pack();
+  f.put(15, 2);  // phase 1's tasks, tickets 0 and 1
+  std::uint32_t rotor = 12;
+  const Batch b = pick_stale(f, rotor);
+  REQUIRE(b.stale);
+  REQUIRE_FALSE(b.stop);
+  CHECK(b.queue == 15);
+  CHECK(b.count == 2);
+  CHECK(rotor == 16);
+  const PhaseController pc{&f.state, &f.table};
+  settle_stale<true>(f.views.data(), pc, b, f.scratch());
+  // The claimed slots are free for the next lap; the tasks are queued again (tickets 2 and 3)
+  // and still pending, for phase 1 to run when it comes.
+  const std::uint64_t capacity = f.views[15].capacity();
+  for (std::uint64_t t = 0; t < 2; ++t) CHECK(f.queues[15].seq[t] == capacity);
+  CHECK(f.views[15].available_hint() == 2);
+  CHECK(f.views[15].outstanding_hint() == 2);
+  CHECK(f.state.pending[2].value == 2);
+  // Phase 0's task fills the queue to its capacity; the last two tickets fall on the slots
+  // of the stale claim, which a worker waiting with them unread would hold for ever.
+  for (std::uint64_t t = 2; t < capacity; ++t) {
+    std::uint64_t ticket = 0;
+    REQUIRE(f.views[15].reserve(1, ticket));
+    REQUIRE(f.queues[15].seq[ticket & f.views[15].mask] == f.views[15].lap_base(ticket));  // free: no wait
+    const Item item{std::uint32_t(t), 0, 0};
+    f.views[15].write(ticket, &item, sizeof(item));
+    f.views[15].publish(ticket);
+    f.views[15].commit(1);
+  }
+  CHECK(f.state.error.code == 0);
+  for (std::uint32_t i = 0; i < capacity; ++i) {  // the given-back tasks (depth 0 and 1) first, unchanged
+    Item item{};
+    REQUIRE(f.views[15].pop(item));
+    CHECK(item.depth == i);
+  }
+}
+
+TEST_CASE("pick_batch: in a graph whose phases run once, a stale claim fails the run with phase_already_ended", "[phases]") {
+  PickFixture f(2);  // not cyclic
+  f.put(5, 2);       // phase 0's tasks
+  // Phase 1 begins between the look and the claim: only possible when tasks were queued for a
+  // phase that then ended, which the run reports as phase_already_ended.
+  const PhaseController pc{&f.state, &f.table};
+  std::uint32_t rotor = 0;
+  const Batch b = pick_batch(f.views.data(), pc, rotor,
+                             [&](std::uint32_t, std::int64_t available) {
+                               f.state.phase_word = PhaseWord{1, 1}.pack();
+                               return static_cast<std::uint32_t>(available);
+                             },
+                             [] { return std::uint32_t(0); });
+  REQUIRE(b.stale);
+  CHECK(b.phase.phase == 1);
+  settle_stale<false>(f.views.data(), pc, b, f.scratch());
+  CHECK(pc.status() == RunStatus::failed);
+  CHECK(f.state.error.code == static_cast<std::uint32_t>(ErrorCode::phase_already_ended));
+  CHECK(f.state.error.where == 0);
+  CHECK(f.state.error.detail == 2);
 }
 
 TEST_CASE("PhaseController::look: the phase with the run's state; a raised error ends the run as failed", "[phases]") {

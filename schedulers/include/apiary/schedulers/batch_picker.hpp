@@ -1,8 +1,9 @@
 // How a persistent worker (a megakernel block, or a CPU thread in the stress tests) finds its
 // next batch: scan the queues eligible in the current phase, starting after the queue it
-// served last (round robin), claim up to `max_items` tasks with one claim, and confirm the
-// phase. When nothing is eligible it lets the phase controller advance the phase or end the
-// run. Shared by the megakernel and the host stress tests so both exercise the same code.
+// served last (round robin), claim up to `max_items` tasks with one claim, and check that
+// the phase is still one they run in. When nothing is eligible it lets the phase controller
+// advance the phase or end the run. Shared by the megakernel and the host stress tests so both
+// exercise the same code.
 #pragma once
 
 #include <apiary/phase_table.hpp>
@@ -21,30 +22,61 @@ struct Batch {
   PhaseWord phase{no_phase, 0};
   bool stop = false;         // the run is over (finished, stopped, aborted or failed)
   bool handed_off = false;   // one task from the block's hand-off slot (handoff.hpp), not from the queue
+  bool stale = false;        // claimed after its phase ended: give it back (give_back_claim), do not run it
 };
 
-// The phase a claimed batch runs in. The phase may have moved on since `seen` was read
-// (cyclic graphs queue tasks for later phases). The claimed tasks are pending, so their phase
-// cannot end before they run: wait until it is current. A graph without phases has nothing
-// to confirm, which saves a memory round trip per batch.
-APIARY_HD inline void confirm_phase(const PhaseController& pc, PhaseWord seen, Batch& batch) {
-  if (pc.table->num_phases == 0) {
-    batch.phase = seen;
-    return;
+// Tasks claimed after the phase they run in ended go back to their queue. This happens in
+// cyclic graphs: a later phase's tasks are queued while another phase runs, and a worker that
+// looked at the phase word before that phase ended can still claim them. Waiting with them
+// for their phase could hang the run: the running phase may be spawning into the same queue,
+// and a producer that comes round the ring to the claimed, unread slots waits for exactly
+// those (the phase could then never end; a block that waited would also run nothing else
+// meanwhile). So the worker copies the tasks to `scratch` (their items, then their tags where
+// the queue keeps tags), frees their slots, and pushes them again, as if it had never claimed
+// them: if that overfills the queue, the run fails with queue_full, as it would have without
+// the claim. `scratch` holds count x (stride, + 8 with tags) bytes: a megakernel block's
+// staging area, which holds a batch (staged_task_bytes), is free while thread 0 picks.
+APIARY_HD inline void give_back_claim(const QueueView& queue, std::uint64_t first, std::uint32_t count,
+                                      std::byte* scratch) {
+  auto item = [&](std::uint32_t i) { return scratch + std::uint64_t(i) * queue.stride; };
+  auto* tags = reinterpret_cast<std::uint64_t*>(item(count));
+#pragma unroll 1
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (!queue.wait_published(first + i)) return;  // the run failed meanwhile
+    queue.read(first + i, item(i), queue.stride);
+    if (queue.tags) tags[i] = queue.tag(first + i);
+    queue.release(first + i);
   }
-  for (;;) {
-    batch.phase = pc.current();
-    if (pc.eligible(batch.queue, batch.phase)) return;
-    if (!pc.running()) {
-      batch.stop = true;
-      return;
-    }
-    pc.try_advance();
-    spin_pause();
-  }
+#pragma unroll 1
+  for (std::uint32_t i = 0; i < count; ++i)
+    if (!queue.push_words(item(i), queue.stride, queue.tags ? tags[i] : 0)) return;  // queue_full: raised
 }
 
-// max_items(q, available) -> how many tasks to claim from queue q at once.
+// A stale batch (pick_batch): a cyclic graph gives it back (give_back_claim). In a graph whose
+// phases run once, a task of a phase that already ended can never run: the run fails with
+// phase_already_ended now, as the idle step would find once the running phase drained.
+template <bool Cyclic>
+APIARY_HD void settle_stale(const QueueView* queues, const PhaseController& pc, const Batch& batch, std::byte* scratch) {
+  if constexpr (Cyclic) give_back_claim(queues[batch.queue], batch.first, batch.count, scratch);
+  else pc.report_unreachable_work(batch.phase.phase);
+}
+
+// The phase a claimed batch runs in, read again after the claim (the phase may have moved on
+// since `seen`); false if its queue does not run in it (give_back_claim). A graph without
+// phases has nothing to check, which saves a memory round trip per batch.
+APIARY_HD inline bool check_phase(const PhaseController& pc, PhaseWord seen, Batch& batch) {
+  if (pc.table->num_phases == 0) {
+    batch.phase = seen;
+    return true;
+  }
+  batch.phase = pc.current();
+  return pc.eligible(batch.queue, batch.phase);
+}
+
+// max_items(q, available) -> how many tasks to claim from queue q at once. A batch of count 0
+// without stop: nothing to run this time. A stale batch must not run: the caller settles it
+// (settle_stale; not in here, where the scan's registers are live: inlined here, it cost the
+// megakernel of a phaseless graph 8 registers, 40 -> 48).
 template <class MaxItems, class ParkedCount>
 APIARY_HD Batch pick_batch(const QueueView* queues, const PhaseController& pc, std::uint32_t& rotor,
                            MaxItems&& max_items, ParkedCount&& parked) {
@@ -73,7 +105,7 @@ APIARY_HD Batch pick_batch(const QueueView* queues, const PhaseController& pc, s
     batch.queue = q;
     batch.count = count;
     rotor = q + 1 < n ? q + 1 : 0;
-    confirm_phase(pc, look.phase, batch);
+    batch.stale = !check_phase(pc, look.phase, batch);
     return batch;
   }
   if (!pc.on_idle(parked)) batch.stop = true;

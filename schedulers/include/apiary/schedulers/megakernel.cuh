@@ -30,12 +30,13 @@ struct MegakernelParams {
 
 namespace detail {
 
-// Thread 0 of a block: the next batch, backing off while nothing is eligible. A block that
+// Thread 0 of a block: the next batch, backing off while nothing is eligible (`staging`: the
+// block's staging area, free between batches, for a stale batch's give-back). A block that
 // holds a task (handoff.hpp) polls its dependency or gate whenever the queues had nothing and
 // runs it once it is ready (next_handed_off polled it just before this call).
-template <std::uint32_t B>
+template <bool Cyclic, std::uint32_t B>
 __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t& rotor, Handoff<B>& handoff,
-                            const Batch& previous) {
+                            const Batch& previous, std::byte* staging) {
   const PhaseController pc = g.controller();
   auto max_items = [&](std::uint32_t q, std::int64_t available) { return batch_size(layout, q, available, gridDim.x); };
   auto parked = [&] { return g.waiting.parked_hint(); };
@@ -43,7 +44,8 @@ __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std
   for (;;) {
     if (blockIdx.x == 0) g.drain_host_input();  // one thread moves host-submitted tasks in
     const Batch batch = pick_batch(g.queues, pc, rotor, max_items, parked);
-    if (batch.stop || batch.count != 0) return batch;
+    if (batch.stale) settle_stale<Cyclic>(g.queues, pc, batch, staging);
+    else if (batch.stop || batch.count != 0) return batch;
     if (handoff.held() && handoff.ready()) return handed_off_batch(previous, handoff.queue);
     __nanosleep(backoff);
     // Short sleeps: a chain of single tasks waits at most ~0.3 us. A cap of 1024 or 4096 ns
@@ -111,7 +113,7 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
       if (next_handed_off(g.queues, g.controller(), handoff, batch, batch)) {
         if (blockIdx.x == 0) g.drain_host_input();  // as next_batch does: block 0 takes host input
       } else {
-        batch = next_batch(g, layout, rotor, handoff, batch);
+        batch = next_batch<GraphTraits<Graph>::cyclic>(g, layout, rotor, handoff, batch, smem);
         if (!batch.handed_off)
           handoff.accept = layout.handoff && !batch.stop ? g.table.queues_running_in(batch.phase.phase) : 0;
       }
