@@ -1452,6 +1452,86 @@ TEST_CASE("a block stages the largest batches of small items, and a round of eve
   }
 }
 
+// ---- a stale claim, settled on the device ------------------------------------------------
+
+// The host test "pick_batch: tasks claimed after their phase ended go back to their queue, slots
+// freed first", by one device thread on device memory: the code a megakernel block runs when
+// the phase of a cyclic graph changes between its look and its claim (a race no run can be
+// made to hit on demand). Queue 0 runs in phase 0, queue 1 in phase 1; capacity 4.
+struct StaleClaimOutcome {
+  std::uint32_t stale, count, queue, error;
+  std::uint64_t seq[2], available, outstanding, pending, popped[2];
+};
+__global__ void settle_stale_claim(QueueView q0, QueueView q1, RunState* state, const __grid_constant__ PhaseTableView table,
+                                   std::byte* scratch, StaleClaimOutcome* out) {
+  const QueueView views[2] = {q0, q1};
+  const PhaseController pc{state, &table};
+  state->phase_word = PhaseWord{1, 4}.pack();
+  pc.add_pending(1, 2);
+  for (std::uint64_t v = 10; v < 12; ++v) views[1].push(v);
+  std::uint32_t rotor = 0;
+  const Batch b = pick_batch(
+      views, pc, rotor,
+      [&](std::uint32_t, std::int64_t available) {
+        state->phase_word = PhaseWord{0, 5}.pack();  // phase 1 ended, phase 0 began
+        return static_cast<std::uint32_t>(available);
+      },
+      [] { return std::uint32_t(0); });
+  *out = StaleClaimOutcome{b.stale, b.count, b.queue};
+  if (b.stale) settle_stale<true>(views, pc, b, scratch);
+  for (int i = 0; i < 2; ++i) out->seq[i] = views[1].seq[i];
+  out->available = std::uint64_t(views[1].available_hint());
+  out->outstanding = std::uint64_t(views[1].outstanding_hint());
+  out->pending = state->pending[2].value;
+  for (int i = 0; i < 2; ++i) {
+    std::uint64_t v = 0;
+    views[1].pop(v);
+    out->popped[i] = v;
+  }
+  out->error = state->error.code;
+}
+
+TEST_CASE("a claim made after its phase ended goes back to its queue, slots freed first, on the device", "[gpu][phases]") {
+  constexpr std::uint64_t capacity = 4;
+  DeviceBuffer<RunState> state(1);
+  DeviceBuffer<QueueCounters> counters(2);
+  DeviceBuffer<std::uint64_t> seq(2 * capacity), items(2 * capacity), scratch(2 * 2);
+  QueueView views[2];
+  for (std::uint32_t q = 0; q < 2; ++q) {
+    views[q].counters = counters.get() + q;
+    views[q].seq = seq.get() + q * capacity;
+    views[q].items = reinterpret_cast<std::byte*>(items.get() + q * capacity);
+    views[q].mask = capacity - 1;
+    views[q].stride = 8;
+    views[q].index = q;
+    views[q].error = &state.get()->error;
+  }
+  PhaseTableView table{};
+  table.num_queues = 2;
+  table.num_phases = 2;
+  table.cyclic = true;
+  table.phases[0] = {0, 1};
+  table.phases[1] = {1, 2};
+  table.queue_phase[0] = 0;
+  table.queue_phase[1] = 1;
+  DeviceBuffer<StaleClaimOutcome> out(1);
+  settle_stale_claim<<<1, 1>>>(views[0], views[1], state.get(), table, reinterpret_cast<std::byte*>(scratch.get()),
+                               out.get());
+  APIARY_CUDA_CHECK(cudaDeviceSynchronize());
+  const StaleClaimOutcome o = download(out)[0];
+  CHECK(o.stale == 1);
+  CHECK(o.queue == 1);
+  CHECK(o.count == 2);
+  CHECK(o.seq[0] == capacity);  // both slots freed for the next lap
+  CHECK(o.seq[1] == capacity);
+  CHECK(o.available == 2);      // and both tasks queued again, still pending
+  CHECK(o.outstanding == 2);
+  CHECK(o.pending == 2);
+  CHECK(o.popped[0] == 10);
+  CHECK(o.popped[1] == 11);
+  CHECK(o.error == 0);
+}
+
 }  // namespace runtime_gpu_tests
 
 int main(int argc, char** argv) {
