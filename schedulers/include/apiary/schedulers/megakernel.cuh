@@ -44,8 +44,10 @@ __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std
   for (;;) {
     if (blockIdx.x == 0) g.drain_host_input();  // one thread moves host-submitted tasks in
     const Batch batch = pick_batch(g.queues, pc, rotor, max_items, parked);
-    if (batch.stale) settle_stale<Cyclic>(g.queues, pc, batch, staging);
-    else if (batch.stop || batch.count != 0) return batch;
+    if (batch.stop || batch.count != 0) {
+      if (!batch.stale) [[likely]] return batch;
+      settle_stale<Cyclic>(g.queues, pc, batch, staging);  // then poll again
+    }
     if (handoff.held() && handoff.ready()) return handed_off_batch(previous, handoff.queue);
     __nanosleep(backoff);
     // Short sleeps: a chain of single tasks waits at most ~0.3 us. A cap of 1024 or 4096 ns
