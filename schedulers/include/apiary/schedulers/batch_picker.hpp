@@ -22,7 +22,7 @@ struct Batch {
   PhaseWord phase{no_phase, 0};
   bool stop = false;         // the run is over (finished, stopped, aborted or failed)
   bool handed_off = false;   // one task from the block's hand-off slot (handoff.hpp), not from the queue
-  bool stale = false;        // claimed after its phase ended: give it back (give_back_claim), do not run it
+  bool stale = false;        // claimed after its phase ended: not to be run (settle_stale)
 };
 
 // Tasks claimed after the phase they run in ended go back to their queue. This happens in
