@@ -652,16 +652,32 @@ struct ChainLinkJob {
   std::uint32_t* ran;           // per link: times it ran
   std::uint32_t* out_of_order;  // links that ran before their predecessor
 };
-// Counts the link's run and whether its predecessor ran before it. Returns the next link, or
-// nothing where this one is the chain's last.
-__device__ inline cuda::std::optional<ChainLinkJob> run_link(const ChainLinkJob& job) {
+// The next link of a chain and the dependency its wait takes.
+struct NextLink {
+  ChainLinkJob job;
+  std::uint32_t dependency;  // pool index
+};
+// Counts the link's run and whether its predecessor ran before it. Returns the next link with a
+// fresh dependency, or nothing where this one is the chain's last or the pool is exhausted
+// (the run then reports the error).
+template <class Ctx>
+__device__ cuda::std::optional<NextLink> run_link(const ChainLinkJob& job, Ctx& ctx) {
   const std::uint32_t at = job.chain * job.links + job.index;
   atomicAdd(&job.ran[at], 1u);
   if (job.index > 0 && atomicAdd(&job.ran[at - 1], 0u) == 0) atomicAdd(job.out_of_order, 1u);
   if (job.index + 1 == job.links) return cuda::std::nullopt;
+  const std::uint32_t d = ctx.new_dependency_index();
+  if (d == no_slot) return cuda::std::nullopt;
   ChainLinkJob next = job;
   next.index = job.index + 1;
-  return next;
+  return NextLink{next, d};
+}
+// The first link of each chain.
+std::vector<ChainLinkJob> chain_heads(std::uint32_t chains, std::uint32_t links, DeviceBuffer<std::uint32_t>& ran,
+                                      DeviceBuffer<std::uint32_t>& out_of_order) {
+  std::vector<ChainLinkJob> heads;
+  for (std::uint32_t c = 0; c < chains; ++c) heads.push_back(ChainLinkJob{c, 0, links, ran.get(), out_of_order.get()});
+  return heads;
 }
 struct HelperResolve {
   using Item = std::uint32_t;  // the dependency's pool index
@@ -680,14 +696,12 @@ struct OwnHoldLink {
   static constexpr const char* name = "Link";
   template <class Ctx>
   __device__ void operator()(Worker, const Item& job, Ctx& ctx) const {
-    const auto next = run_link(job);
+    const auto next = run_link(job, ctx);
     if (!next) return;
-    const std::uint32_t d = ctx.new_dependency_index();
-    if (d == no_slot) return;  // pool exhausted: the run reports the error
     const bool helped = job.index % 2 == 1;
-    ctx.template spawn_next_when<OwnHoldLink>(ctx.dependency(d), *next, helped ? 2 : 1);
-    if (helped) ctx.template spawn<HelperResolve>(d);
-    ctx.resolve(ctx.dependency(d));
+    ctx.template spawn_next_when<OwnHoldLink>(ctx.dependency(next->dependency), next->job, helped ? 2 : 1);
+    if (helped) ctx.template spawn<HelperResolve>(next->dependency);
+    ctx.resolve(ctx.dependency(next->dependency));
   }
 };
 using OwnHoldGraph = PhaseQueue<Phaseless<OwnHoldLink, HelperResolve>>;
@@ -703,9 +717,7 @@ TEST_CASE("held continuations completed by their holder's own resolution run onc
   config.trace = true;
   config.trace_event_capacity = 16ull * n;
   Runtime<OwnHoldGraph> rt{config};
-  std::vector<ChainLinkJob> heads;
-  for (std::uint32_t c = 0; c < chains; ++c) heads.push_back(ChainLinkJob{c, 0, links, ran.get(), out_of_order.get()});
-  rt.seed<OwnHoldLink>(heads);
+  rt.seed<OwnHoldLink>(chain_heads(chains, links, ran, out_of_order));
   const Report report = rt.run(scheduler);
   INFO(report.format());
   REQUIRE(report.ok());
@@ -744,12 +756,10 @@ struct ParkedLink {
   static constexpr const char* name = "ParkedLink";
   template <class Ctx>
   __device__ void operator()(Worker, const Item& job, Ctx& ctx) const {
-    const auto next = run_link(job);
+    const auto next = run_link(job, ctx);
     if (!next) return;
-    const std::uint32_t d = ctx.new_dependency_index();
-    if (d == no_slot) return;  // pool exhausted: the run reports the error
-    ctx.template spawn_when<ParkedLink>(ctx.dependency(d), *next, 1);
-    ctx.resolve(ctx.dependency(d));
+    ctx.template spawn_when<ParkedLink>(ctx.dependency(next->dependency), next->job, 1);
+    ctx.resolve(ctx.dependency(next->dependency));
   }
 };
 using ParkedChainGraph = PhaseQueue<Phaseless<ParkedLink>>;
@@ -763,8 +773,7 @@ TEST_CASE("parked chains reuse waiting-storage slots freed after the next fence,
   config.dependency_capacity = n;
   config.waiting_storage_capacity = chains;  // each chain has at most one link parked at once
   Runtime<ParkedChainGraph> rt{config};
-  std::vector<ChainLinkJob> heads;
-  for (std::uint32_t c = 0; c < chains; ++c) heads.push_back(ChainLinkJob{c, 0, links, ran.get(), out_of_order.get()});
+  const std::vector<ChainLinkJob> heads = chain_heads(chains, links, ran, out_of_order);
   for (std::uint32_t run = 0; run < runs; ++run) {
     INFO("run " << run);
     upload(ran, std::vector<std::uint32_t>(n, 0));
