@@ -289,6 +289,38 @@ TEST_CASE("individual dependencies: every join waits for exactly its spawned par
   ProtocolCheck(load_spec(config_dir / "thesis4_individual.json")).run();
 }
 
+TEST_CASE("nth_child hands out for_each_child's children one by one, as the device task spawns them", "[synthetic][model]") {
+  std::vector<json> configs = {nested_config(4), nested_config(5)};
+  for (const char* name : {"thesis11_phases.json", "thesis11_individual.json"})
+    configs.push_back(json::parse(std::ifstream(config_dir / name), nullptr, true, true));
+  for (const json& c : configs) {
+    const Spec s = spec_of(c);
+    const TreeTables tables = build_tree_tables(s);
+    const TreeView v = tables.view();
+    // Breadth first from every root, the first 20,000 tasks.
+    std::queue<std::pair<std::uint32_t, std::uint64_t>> tasks;
+    for (std::uint32_t r = 0; r < s.roots.size(); ++r)
+      for (std::uint64_t k = 0; k < s.roots[r].count; ++k) tasks.emplace(s.roots[r].type, root_id(s.seed, r, k));
+    std::uint64_t visited = 0, with_children = 0;
+    for (; !tasks.empty() && visited < 20000; ++visited) {
+      const auto [type, id] = tasks.front();
+      tasks.pop();
+      std::vector<Child> children;
+      for_each_child(v, type, id, [&](const Child& ch) { children.push_back(ch); });
+      REQUIRE(count_children(v, type, id) == children.size());
+      with_children += children.empty() ? 0 : 1;
+      for (std::uint32_t n = 0; n < children.size(); ++n) {
+        const Child got = nth_child(v, type, id, n);
+        CHECK(got.type == children[n].type);
+        CHECK(got.owned == children[n].owned);
+        CHECK(got.id == children[n].id);
+        tasks.emplace(children[n].type, children[n].id);
+      }
+    }
+    CHECK(with_children > 0);
+  }
+}
+
 TEST_CASE("every shipped config loads, validates and plans", "[synthetic][model]") {
   const auto files = shipped_configs();
   CHECK(files.size() >= 6);

@@ -50,10 +50,10 @@ struct SyntheticTask {
     auto* owned_deps = w.template shared<std::uint32_t>();
     const TypeView& t = v.types[type];
 
-    ScopeCounts counts{};
+    // Every thread counts (a thread that parks a join needs its wait count); rank 0 hands
+    // this task's counts to its in-scope children before any of them can run.
+    const ScopeCounts counts = p.individual ? count_scope_children(v, type, item) : ScopeCounts{};
     if (w.rank() == 0 && p.individual) {
-      counts = count_scope_children(v, type, item);
-      // Hand this task's counts to its in-scope children before any of them can run.
       for (std::uint32_t i = 0; i < item.num_scopes; ++i)
         ctx.retain(ctx.dependency(item.scope_dep[i]), std::int32_t(counts.held[i]));
       for (std::uint32_t k = 0; k < t.num_owned_joins; ++k) owned_deps[k] = ctx.new_dependency_index();
@@ -74,28 +74,32 @@ struct SyntheticTask {
   }
 
  private:
-  // Spawn edges are spread over the worker's threads (child ordinal mod worker size); join
-  // instances are spawned by rank 0, which holds the scope counts.
+  // One child per thread, all spawned at once (for_each_child's order: child n by the thread of
+  // rank n, or n mod the worker size in later rounds where a task has more children than
+  // threads). Spawns made together share their memory round trips: enqueue reserves the slots
+  // of a warp's spawns into one queue with one atomic and publishes them with one fence. A
+  // thread spawning alone waits for each of those round trips (reserve, the slot, the fence):
+  // with one thread spawning at a time, a root of the 11-type tree (about seven children) took
+  // 25-34 us against 4.5-5 us for a task without children (traces of the megakernel;
+  // docs/benchmarks.md, "Kept: a synthetic task spawns its children at once").
   template <class Ctx>
   __device__ static void spawn_children(Worker w, Ctx& ctx, const TreeParams& p, std::uint32_t type, const Item& item,
                                         const ScopeCounts& counts, const std::uint32_t* owned_deps) {
     const TreeView& v = p.view;
     const std::uint32_t* deps = p.individual ? owned_deps : nullptr;
-    std::uint32_t ordinal = 0;
-    for_each_spawned_child(v, type, item.id, [&](const Child& child) {
-      if (ordinal++ % w.size() != w.rank()) return;
-      ctx.spawn_to(p.queue_of_type[child.type], make_child_item(v, item, type, deps, child));
-    });
-    if (w.rank() != 0) return;
-    for_each_owned_join(v, type, item.id, [&](const Child& child) {
-      const Item join = make_child_item(v, item, type, deps, child);
+    const std::uint32_t children = count_children(v, type, item.id);
+    for (std::uint32_t round = 0; round < children; round += w.size()) {
+      const std::uint32_t n = round + w.rank();
+      if (n >= children) continue;
+      const Child child = nth_child(v, type, item.id, n);
+      const Item next = make_child_item(v, item, type, deps, child);
       const std::uint32_t queue = p.queue_of_type[child.type];
-      if (p.individual)
-        ctx.spawn_when_to(queue, ctx.dependency(owned_deps[child.owned]), join,
-                          std::int32_t(join_wait_count(v, type, child.owned, counts)));
+      if (child.owned == not_owned || !p.individual)
+        ctx.spawn_to(queue, next);
       else
-        ctx.spawn_to(queue, join);
-    });
+        ctx.spawn_when_to(queue, ctx.dependency(owned_deps[child.owned]), next,
+                          std::int32_t(join_wait_count(v, type, child.owned, counts)));
+    }
   }
 
   // Uses the task's configured shared memory: each thread publishes its value, reads a

@@ -15,6 +15,8 @@
 //   for each owned join k:   dep[k] = new dependency
 //   for each spawned child:  spawn(make_child_item(view, item, type, dep, child))
 //   for each owned join k:   spawn_when(dep[k], make_child_item(...), join_wait_count(view, type, k, c))
+// (The spawns and parks may come in any order: a resolution that comes before its spawn_when
+// counts. The device task makes them all at once, a child per thread: nth_child.)
 //   ... the task's work ...
 //   at the end:              resolve(item.scope_dep[i]) for each held scope,
 //                            resolve(dep[k]) for each owned join with owner_is_parent.
@@ -71,6 +73,24 @@ template <class F>
 APIARY_HD void for_each_child(const TreeView& v, std::uint32_t type, std::uint64_t id, F&& f) {
   for_each_spawned_child(v, type, id, f);
   for_each_owned_join(v, type, id, f);
+}
+
+// How many children the task (type, id) has: spawned children and owned join instances.
+APIARY_HD inline std::uint32_t count_children(const TreeView& v, std::uint32_t type, std::uint64_t id) {
+  std::uint32_t n = 0;
+  for_each_child(v, type, id, [&](const Child&) { ++n; });
+  return n;
+}
+
+// The child at position `n` of for_each_child's order (n < count_children), so that the
+// threads of a worker can each take one child and spawn them all at once.
+APIARY_HD inline Child nth_child(const TreeView& v, std::uint32_t type, std::uint64_t id, std::uint32_t n) {
+  Child found{};
+  std::uint32_t i = 0;
+  for_each_child(v, type, id, [&](const Child& child) {
+    if (i++ == n) found = child;
+  });
+  return found;
 }
 
 // Join index of the k-th join owned by `type`.
