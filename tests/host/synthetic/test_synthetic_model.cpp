@@ -289,10 +289,11 @@ TEST_CASE("individual dependencies: every join waits for exactly its spawned par
   ProtocolCheck(load_spec(config_dir / "thesis4_individual.json")).run();
 }
 
-TEST_CASE("nth_child hands out for_each_child's children one by one, as the device task spawns them", "[synthetic][model]") {
+TEST_CASE("nth_spawned_child and owned_join_child hand out for_each_child's children one by one, as the device task spawns them", "[synthetic][model]") {
   std::vector<json> configs = {nested_config(4), nested_config(5)};
   for (const char* name : {"thesis11_phases.json", "thesis11_individual.json"})
     configs.push_back(json::parse(std::ifstream(config_dir / name), nullptr, true, true));
+  auto same = [](const Child& a, const Child& b) { return a.type == b.type && a.owned == b.owned && a.id == b.id; };
   for (const json& c : configs) {
     const Spec s = spec_of(c);
     const TreeTables tables = build_tree_tables(s);
@@ -301,23 +302,28 @@ TEST_CASE("nth_child hands out for_each_child's children one by one, as the devi
     std::queue<std::pair<std::uint32_t, std::uint64_t>> tasks;
     for (std::uint32_t r = 0; r < s.roots.size(); ++r)
       for (std::uint64_t k = 0; k < s.roots[r].count; ++k) tasks.emplace(s.roots[r].type, root_id(s.seed, r, k));
-    std::uint64_t visited = 0, with_children = 0;
+    std::uint64_t visited = 0, spawned = 0, joins = 0;
     for (; !tasks.empty() && visited < 20000; ++visited) {
       const auto [type, id] = tasks.front();
       tasks.pop();
       std::vector<Child> children;
       for_each_child(v, type, id, [&](const Child& ch) { children.push_back(ch); });
-      REQUIRE(count_children(v, type, id) == children.size());
-      with_children += children.empty() ? 0 : 1;
-      for (std::uint32_t n = 0; n < children.size(); ++n) {
-        const Child got = nth_child(v, type, id, n);
-        CHECK(got.type == children[n].type);
-        CHECK(got.owned == children[n].owned);
-        CHECK(got.id == children[n].id);
-        tasks.emplace(children[n].type, children[n].id);
+      const std::uint32_t owned = v.types[type].num_owned_joins;
+      REQUIRE(children.size() >= owned);
+      const auto edges = static_cast<std::uint32_t>(children.size()) - owned;
+      for (std::uint32_t n = 0; n < edges; ++n) {
+        const SpawnedChild got = nth_spawned_child(v, type, id, n);
+        CHECK(got.count == edges);
+        CHECK(same(got.child, children[n]));
       }
+      CHECK(nth_spawned_child(v, type, id, edges).count == edges);
+      for (std::uint32_t k = 0; k < owned; ++k) CHECK(same(owned_join_child(v, type, id, k), children[edges + k]));
+      for (const Child& ch : children) tasks.emplace(ch.type, ch.id);
+      spawned += edges;
+      joins += owned;
     }
-    CHECK(with_children > 0);
+    CHECK(spawned > 0);
+    if (!s.dag.joins.empty()) CHECK(joins > 0);
   }
 }
 

@@ -50,16 +50,18 @@ struct SyntheticTask {
     auto* owned_deps = w.template shared<std::uint32_t>();
     const TypeView& t = v.types[type];
 
-    // Every thread counts (a thread that parks a join needs its wait count); rank 0 hands
-    // this task's counts to its in-scope children before any of them can run.
-    const ScopeCounts counts = p.individual ? count_scope_children(v, type, item) : ScopeCounts{};
+    // Rank 0 hands this task's counts to its in-scope children before any of them can run.
     if (w.rank() == 0 && p.individual) {
-      for (std::uint32_t i = 0; i < item.num_scopes; ++i)
-        ctx.retain(ctx.dependency(item.scope_dep[i]), std::int32_t(counts.held[i]));
+      if (item.num_scopes != 0) {
+        const ScopeCounts counts = count_scope_children(v, type, item);
+        for (std::uint32_t i = 0; i < item.num_scopes; ++i)
+          ctx.retain(ctx.dependency(item.scope_dep[i]), std::int32_t(counts.held[i]));
+      }
       for (std::uint32_t k = 0; k < t.num_owned_joins; ++k) owned_deps[k] = ctx.new_dependency_index();
     }
     w.sync();
-    spawn_children(w, ctx, p, type, item, counts, owned_deps);
+    spawn_children(w, ctx, p, type, item, owned_deps);
+    create_joins(w, ctx, p, type, item, owned_deps);
 
     const float result = synthetic_work(item.id, t.flops, w.rank(), w.size());
     if (t.shared_bytes >= w.size() * sizeof(float)) touch_shared(w, result);
@@ -74,31 +76,44 @@ struct SyntheticTask {
   }
 
  private:
-  // One child per thread, all spawned at once (for_each_child's order: child n by the thread of
-  // rank n, or n mod the worker size in later rounds where a task has more children than
-  // threads). Spawns made together share their memory round trips: enqueue reserves the slots
-  // of a warp's spawns into one queue with one atomic and publishes them with one fence. A
-  // thread spawning alone waits for each of those round trips (reserve, the slot, the fence):
-  // with one thread spawning at a time, a root of the 11-type tree (about seven children) took
+  // One child per thread, all spawned at once (child n of for_each_spawned_child's order by
+  // the thread of rank n, or n mod the worker size in later rounds where a task has more
+  // children than threads), before the joins, so that the children are queued as early as
+  // possible. Spawns made together share their memory round trips: enqueue reserves the slots
+  // of a warp's spawns into one queue with one atomic and publishes them with one fence. With
+  // one thread spawning at a time, a root of the 11-type tree (about seven children) took
   // 25-34 us against 4.5-5 us for a task without children (traces of the megakernel;
   // docs/benchmarks.md, "Kept: a synthetic task spawns its children at once").
   template <class Ctx>
   __device__ static void spawn_children(Worker w, Ctx& ctx, const TreeParams& p, std::uint32_t type, const Item& item,
-                                        const ScopeCounts& counts, const std::uint32_t* owned_deps) {
+                                        const std::uint32_t* owned_deps) {
     const TreeView& v = p.view;
     const std::uint32_t* deps = p.individual ? owned_deps : nullptr;
-    const std::uint32_t children = count_children(v, type, item.id);
-    for (std::uint32_t round = 0; round < children; round += w.size()) {
-      const std::uint32_t n = round + w.rank();
-      if (n >= children) continue;
-      const Child child = nth_child(v, type, item.id, n);
-      const Item next = make_child_item(v, item, type, deps, child);
-      const std::uint32_t queue = p.queue_of_type[child.type];
-      if (child.owned == not_owned || !p.individual)
-        ctx.spawn_to(queue, next);
-      else
-        ctx.spawn_when_to(queue, ctx.dependency(owned_deps[child.owned]), next,
-                          std::int32_t(join_wait_count(v, type, child.owned, counts)));
+    std::uint32_t count = 1;  // known after the first pass
+    for (std::uint32_t round = 0; round < count; round += w.size()) {
+      const SpawnedChild mine = nth_spawned_child(v, type, item.id, round + w.rank());
+      count = mine.count;
+      if (round + w.rank() < count)
+        ctx.spawn_to(p.queue_of_type[mine.child.type], make_child_item(v, item, type, deps, mine.child));
+    }
+  }
+
+  // The join instances the task owns, one per thread: spawned (phases mode) or parked on the
+  // dependency rank 0 created for it, waiting for the children that hold it (individual mode).
+  template <class Ctx>
+  __device__ static void create_joins(Worker w, Ctx& ctx, const TreeParams& p, std::uint32_t type, const Item& item,
+                                      const std::uint32_t* owned_deps) {
+    const TreeView& v = p.view;
+    for (std::uint32_t k = w.rank(); k < v.types[type].num_owned_joins; k += w.size()) {
+      const Child join = owned_join_child(v, type, item.id, k);
+      const std::uint32_t queue = p.queue_of_type[join.type];
+      if (!p.individual) {
+        ctx.spawn_to(queue, make_child_item(v, item, type, nullptr, join));
+        continue;
+      }
+      const ScopeCounts counts = count_scope_children(v, type, item);
+      ctx.spawn_when_to(queue, ctx.dependency(owned_deps[k]), make_child_item(v, item, type, owned_deps, join),
+                        std::int32_t(join_wait_count(v, type, k, counts)));
     }
   }
 

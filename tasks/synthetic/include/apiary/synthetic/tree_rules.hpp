@@ -16,7 +16,8 @@
 //   for each spawned child:  spawn(make_child_item(view, item, type, dep, child))
 //   for each owned join k:   spawn_when(dep[k], make_child_item(...), join_wait_count(view, type, k, c))
 // (The spawns and parks may come in any order: a resolution that comes before its spawn_when
-// counts. The device task makes them all at once, a child per thread: nth_child.)
+// counts. The device task spawns its children all at once, a child per thread
+// (nth_spawned_child), then parks its joins, a join per thread (owned_join_child).)
 //   ... the task's work ...
 //   at the end:              resolve(item.scope_dep[i]) for each held scope,
 //                            resolve(dep[k]) for each owned join with owner_is_parent.
@@ -75,22 +76,26 @@ APIARY_HD void for_each_child(const TreeView& v, std::uint32_t type, std::uint64
   for_each_owned_join(v, type, id, f);
 }
 
-// How many children the task (type, id) has: spawned children and owned join instances.
-APIARY_HD inline std::uint32_t count_children(const TreeView& v, std::uint32_t type, std::uint64_t id) {
-  std::uint32_t n = 0;
-  for_each_child(v, type, id, [&](const Child&) { ++n; });
-  return n;
-}
-
-// The child at position `n` of for_each_child's order (n < count_children), so that the
-// threads of a worker can each take one child and spawn them all at once.
-APIARY_HD inline Child nth_child(const TreeView& v, std::uint32_t type, std::uint64_t id, std::uint32_t n) {
-  Child found{};
-  std::uint32_t i = 0;
-  for_each_child(v, type, id, [&](const Child& child) {
-    if (i++ == n) found = child;
+// The spawned children of the task (type, id) and the one at position `n` of
+// for_each_spawned_child's order (valid where n < count), in one pass: the threads of a worker
+// each take one child and spawn them all at once.
+struct SpawnedChild {
+  std::uint32_t count;  // spawn-edge children of the task
+  Child child;          // the n-th of them
+};
+APIARY_HD inline SpawnedChild nth_spawned_child(const TreeView& v, std::uint32_t type, std::uint64_t id, std::uint32_t n) {
+  SpawnedChild found{};
+  for_each_spawned_child(v, type, id, [&](const Child& child) {
+    if (found.count++ == n) found.child = child;
   });
   return found;
+}
+
+// The k-th join instance the task (type, id) owns (k < its type's num_owned_joins), as
+// for_each_owned_join makes it.
+APIARY_HD inline Child owned_join_child(const TreeView& v, std::uint32_t type, std::uint64_t id, std::uint32_t k) {
+  const std::uint32_t j = v.owned_joins[v.types[type].first_owned_join + k];
+  return Child{v.joins[j].join_type, k, join_id(id, j)};
 }
 
 // Join index of the k-th join owned by `type`.
