@@ -51,14 +51,9 @@ struct SyntheticTask {
     const TypeView& t = v.types[type];
 
     // Rank 0 hands this task's counts to its in-scope children before any of them can run.
-    // A thread that parks a join needs them too, after the children are queued: it counts
-    // then, unless it counted here (`counted`).
-    ScopeCounts counts{};
-    bool counted = false;
     if (w.rank() == 0 && p.individual) {
       if (item.num_scopes != 0) {
-        counts = count_scope_children(v, type, item);
-        counted = true;
+        const ScopeCounts counts = count_scope_children(v, type, item);
         for (std::uint32_t i = 0; i < item.num_scopes; ++i)
           ctx.retain(ctx.dependency(item.scope_dep[i]), std::int32_t(counts.held[i]));
       }
@@ -66,7 +61,7 @@ struct SyntheticTask {
     }
     w.sync();
     spawn_children(w, ctx, p, type, item, owned_deps);
-    create_joins(w, ctx, p, type, item, owned_deps, counts, counted);
+    create_joins(w, ctx, p, type, item, owned_deps);
 
     const float result = synthetic_work(item.id, t.flops, w.rank(), w.size());
     if (t.shared_bytes >= w.size() * sizeof(float)) touch_shared(w, result);
@@ -107,7 +102,7 @@ struct SyntheticTask {
   // dependency rank 0 created for it, waiting for the children that hold it (individual mode).
   template <class Ctx>
   __device__ static void create_joins(Worker w, Ctx& ctx, const TreeParams& p, std::uint32_t type, const Item& item,
-                                      const std::uint32_t* owned_deps, ScopeCounts& counts, bool counted) {
+                                      const std::uint32_t* owned_deps) {
     const TreeView& v = p.view;
     for (std::uint32_t k = w.rank(); k < v.types[type].num_owned_joins; k += w.size()) {
       const Child join = owned_join_child(v, type, item.id, k);
@@ -116,8 +111,7 @@ struct SyntheticTask {
         ctx.spawn_to(queue, make_child_item(v, item, type, nullptr, join));
         continue;
       }
-      if (!counted) counts = count_scope_children(v, type, item);
-      counted = true;
+      const ScopeCounts counts = count_scope_children(v, type, item);
       ctx.spawn_when_to(queue, ctx.dependency(owned_deps[k]), make_child_item(v, item, type, owned_deps, join),
                         std::int32_t(join_wait_count(v, type, k, counts)));
     }
