@@ -317,7 +317,7 @@ TEST_CASE("nth_spawned_child and owned_join_child hand out for_each_child's chil
         CHECK(same(got.child, children[n]));
       }
       CHECK(nth_spawned_child(v, type, id, edges).count == edges);
-      for (std::uint32_t k = 0; k < owned; ++k) CHECK(same(owned_join_child(v, type, id, k), children[edges + k]));
+      for (std::uint32_t k = 0; k < owned; ++k) CHECK(same(owned_join_child(v, v.types[type], id, k), children[edges + k]));
       for (const Child& ch : children) tasks.emplace(ch.type, ch.id);
       spawned += edges;
       joins += owned;

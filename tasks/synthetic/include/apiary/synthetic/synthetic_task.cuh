@@ -104,8 +104,9 @@ struct SyntheticTask {
   __device__ static void create_joins(Worker w, Ctx& ctx, const TreeParams& p, std::uint32_t type, const Item& item,
                                       const std::uint32_t* owned_deps) {
     const TreeView& v = p.view;
-    for (std::uint32_t k = w.rank(); k < v.types[type].num_owned_joins; k += w.size()) {
-      const Child join = owned_join_child(v, type, item.id, k);
+    const TypeView& t = v.types[type];
+    for (std::uint32_t k = w.rank(); k < t.num_owned_joins; k += w.size()) {
+      const Child join = owned_join_child(v, t, item.id, k);
       const std::uint32_t queue = p.queue_of_type[join.type];
       if (!p.individual) {
         ctx.spawn_to(queue, make_child_item(v, item, type, nullptr, join));

@@ -59,21 +59,17 @@ APIARY_HD void for_each_spawned_child(const TreeView& v, std::uint32_t type, std
   }
 }
 
-// Join index of the k-th join owned by `type`.
-APIARY_HD inline std::uint32_t owned_join(const TreeView& v, std::uint32_t type, std::uint32_t k) {
-  return v.owned_joins[v.types[type].first_owned_join + k];
-}
-
-// The k-th join instance the task (type, id) owns (k < its type's num_owned_joins).
-APIARY_HD inline Child owned_join_child(const TreeView& v, std::uint32_t type, std::uint64_t id, std::uint32_t k) {
-  const std::uint32_t j = owned_join(v, type, k);
+// The k-th join instance a task of type `t` with identity `id` owns (k < t.num_owned_joins).
+APIARY_HD inline Child owned_join_child(const TreeView& v, const TypeView& t, std::uint64_t id, std::uint32_t k) {
+  const std::uint32_t j = v.owned_joins[t.first_owned_join + k];
   return Child{v.joins[j].join_type, k, join_id(id, j)};
 }
 
 // Calls f(Child) for every join instance the task (type, id) owns.
 template <class F>
 APIARY_HD void for_each_owned_join(const TreeView& v, std::uint32_t type, std::uint64_t id, F&& f) {
-  for (std::uint32_t k = 0; k < v.types[type].num_owned_joins; ++k) f(owned_join_child(v, type, id, k));
+  const TypeView& t = v.types[type];
+  for (std::uint32_t k = 0; k < t.num_owned_joins; ++k) f(owned_join_child(v, t, id, k));
 }
 
 // Spawned children first, then owned join instances.
@@ -96,6 +92,11 @@ APIARY_HD inline SpawnedChild nth_spawned_child(const TreeView& v, std::uint32_t
     if (found.count++ == n) found.child = child;
   });
   return found;
+}
+
+// Join index of the k-th join owned by `type`.
+APIARY_HD inline std::uint32_t owned_join(const TreeView& v, std::uint32_t type, std::uint32_t k) {
+  return v.owned_joins[v.types[type].first_owned_join + k];
 }
 
 APIARY_HD inline bool in_scope(const TreeView& v, std::uint32_t type, std::uint32_t join) {
