@@ -34,6 +34,7 @@
 #include <apiary/schedulers/batch_picker.hpp>
 #include <apiary/schedulers/block_runner.cuh>
 #include <apiary/schedulers/control_step_alone.cuh>
+#include <apiary/schedulers/pdc_launch_plan.hpp>
 #include <apiary/schedulers/timesliced.cuh>
 
 #include <cuda_runtime.h>
@@ -179,17 +180,20 @@ __device__ std::uint32_t pdc_plan(const PdcParams* p, PdcShared& sh, std::uint32
   std::uint64_t wanted = 0;
   bool partial = false;
   if (active_queue) {
-    const std::uint32_t slots = p->layout.slots[q];
-    const std::int64_t available = g.table.runs_in(q, sh.phase) ? g.queues[q].available_hint() : 0;
-    if (available > 0) {
-      // Blocks this queue's tasks can use (as in the timesliced scheduler), less those running.
-      const std::uint64_t blocks = (std::uint64_t(available) + slots - 1) / slots;
-      const std::uint64_t running = Wave ? 0 : load_acquire(p->pdc->queue_blocks[q]);
-      const std::uint64_t target = blocks < p->max_blocks ? blocks : p->max_blocks;
-      wanted = target > running ? target - running : 0;
-      // A launch "fills whole blocks" when the tasks not covered by running blocks fill one.
-      const std::uint64_t covered = running * slots;
-      partial = std::uint64_t(available) < covered + slots;
+    PdcQueueLoad load;
+    load.available = g.table.runs_in(q, sh.phase) ? g.queues[q].available_hint() : 0;
+    if (load.available > 0) {
+      // Blocks for the tasks that no launched block waiting to start will claim
+      // (pdc_launch_plan.hpp: blocks already draining are busy with a batch).
+      load.slots = p->layout.slots[q];
+      load.max_blocks = p->max_blocks;
+      if (!Wave) {
+        load.launched = load_acquire(p->pdc->queue_blocks[q]);
+        load.started = load_relaxed(g.state->live_blocks[q]);
+      }
+      const PdcWanted w = pdc_blocks_wanted(load);
+      wanted = w.blocks;
+      partial = w.partial;
       if (wanted > 0 && !partial) atomicOr(&sh.any_full, 1u);
     }
   }
