@@ -124,7 +124,8 @@ inline std::string pdc_counts_note(const PdcState& s, const PhaseTable& table) {
 // controller while it runs; a wave's only from the next wave, which may size it anew.
 template <class Graph, bool Counted>
 __device__ void pdc_drain_and_leave(const PdcParams& p, std::uint32_t q) {
-  drain_queue<Graph>(p.graph, p.layout, q, QueueLaunch{gridDim.x, Counted ? 0u : p.max_blocks});
+  const QueueLaunch launch = Counted ? QueueLaunch{gridDim.x, 0u, p.max_blocks} : QueueLaunch{gridDim.x, p.max_blocks};
+  drain_queue<Graph>(p.graph, p.layout, q, launch);
   if (Counted && threadIdx.x == 0) {
     // Every batch of this block was reported finished before: a controller that sees the
     // counter at zero sees their pending counts too.

@@ -53,9 +53,18 @@ struct TimeslicedParams {
 
 // How many blocks a per-queue worker kernel got for its queue, and the most a later launch may
 // give it (0: the scheduler adds blocks itself, as the spinning device controller does).
+// `shared_with`: the blocks that may drain the queue at once, which batch sizes count on
+// (0: this launch's). The spinning device controller launches more blocks for tasks that
+// arrive while a launch runs, so its blocks size their batches for all it may launch, as the
+// megakernel's do for its grid: sized for a one-block launch, the first block to see a burst
+// of tasks claimed 8 rounds of them and ran them one round after another while the blocks
+// launched for the burst found the queue empty (the 11-type tree's J5 joins: 64 on one
+// block for 86 us on an H100; docs/benchmarks.md).
 struct QueueLaunch {
   std::uint32_t blocks;
   std::uint32_t regrow_to;
+  std::uint32_t shared_with = 0;
+  APIARY_HD std::uint32_t batch_blocks() const { return shared_with != 0 ? shared_with : blocks; }
 };
 
 // A round launches queue q's kernel when its task type may run in `phase` and it holds tasks.
@@ -113,7 +122,7 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
     return batch;
   }
   batch.queue = q;
-  batch.count = g.queues[q].claim(batch_size(layout, q, available, launch.blocks), available, batch.first);
+  batch.count = g.queues[q].claim(batch_size(layout, q, available, launch.batch_blocks()), available, batch.first);
   batch.stop = batch.count == 0;
   // This kernel runs only while q's phase is current, and the claimed tasks keep it so.
   batch.phase = g.table.num_phases == 0 ? look.phase : pc.current();
