@@ -156,6 +156,17 @@ struct PdcShared {
   std::uint32_t launched;
 };
 
+// The queue whose controller thread this thread is (>= the queue count: none). Queue q's thread
+// is lane q / W of warp q % W, W the controller block's warps (pdc_controller_threads): each
+// queue its own warp, as far as there are warps. A device-side launch (or a wave's node update)
+// takes the calling thread microseconds (FACTS.md: ~6-8 us per launch from one thread), and the
+// threads of one warp that launch in the same step do so one after another, so with every
+// queue in warp 0 a step that launched for three queues took three launches' time.
+__device__ inline std::uint32_t controller_queue() {
+  const std::uint32_t warps = blockDim.x / 32;
+  return (threadIdx.x % 32) * warps + threadIdx.x / 32;
+}
+
 // Thread 0, every iteration or wave: move host-submitted tasks into their queues (host task
 // injection, where the runtime has it).
 template <class G>
@@ -282,7 +293,7 @@ __device__ inline void pdc_watch_stall(const PdcParams* p, PdcStallWatch& w) {
 template <class Graph>
 __global__ void pdc_spin_controller(const PdcParams* __restrict__ p) {
   __shared__ PdcShared sh;
-  const std::uint32_t q = threadIdx.x;
+  const std::uint32_t q = controller_queue();
   const bool active_queue = q < p->graph.table.num_queues;
   const PhaseController pc = p->graph.controller();
   std::uint32_t backoff = 64;
@@ -326,16 +337,16 @@ __global__ void pdc_spin_controller(const PdcParams* __restrict__ p) {
 template <class Graph>
 __global__ void pdc_wave_controller(const PdcParams* __restrict__ p) {
   __shared__ PdcShared sh;
-  const std::uint32_t q = threadIdx.x;
+  const std::uint32_t q = controller_queue();
   const bool active_queue = q < p->graph.table.num_queues;
   const PhaseController pc = p->graph.controller();
-  if (q < 32) {
+  if (threadIdx.x < 32) {
     // Nothing else runs (the graph completed): host input and the idle step from counters
     // read at once (control_step_alone).
     bool go = false;
     std::uint64_t phase_word = 0;
     control_step_alone(p->graph, go, phase_word);
-    if (q == 0) {
+    if (threadIdx.x == 0) {
       DeviceAtomic<std::uint64_t>(p->pdc->iterations).fetch_add(1, mo::relaxed);
       sh.stop = go ? 0u : 1u;
       sh.phase = PhaseWord::unpack(phase_word).phase;
@@ -381,6 +392,9 @@ __global__ void pdc_wait_done(PdcState* s) {
 #endif  // __CUDACC_RDC__
 
 }  // namespace detail
+
+// The controller block: a warp per queue, at most 32 (detail::controller_queue).
+inline std::uint32_t pdc_controller_threads(std::uint32_t queues) { return 32 * std::clamp(queues, 1u, 32u); }
 
 // The oversubscription bound of thesis 6.3 (rounded down, at least one block's worth).
 inline std::uint32_t pdc_max_warps(const DeviceInfo& device, double factor, std::uint32_t warps_per_block) {
@@ -550,7 +564,7 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   PdcParams params{};
   params.layout = plan.layout;
   const DeviceInfo& device = runtime.device();
-  const std::uint32_t controller_threads = (table.num_queues() + 31) / 32 * 32;
+  const std::uint32_t controller_threads = pdc_controller_threads(table.num_queues());
   params.shared = plan.shared;
   params.max_blocks = plan.blocks();
   params.warps_per_block = params.layout.block_threads / 32;
