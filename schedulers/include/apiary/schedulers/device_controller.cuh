@@ -195,14 +195,11 @@ __device__ std::uint32_t pdc_plan(const PdcParams* p, PdcShared& sh, std::uint32
     PdcQueueLoad load;
     load.available = g.table.runs_in(q, sh.phase) ? g.queues[q].available_hint() : 0;
     if (load.available > 0) {
-      // Blocks for the tasks that no launched block waiting to start will claim
-      // (pdc_launch_plan.hpp: blocks already draining are busy with a batch).
+      // Blocks this queue's tasks can use (as in the timesliced scheduler), less those launched
+      // for it (pdc_launch_plan.hpp).
       load.slots = p->layout.slots[q];
       load.max_blocks = p->max_blocks;
-      if (!Wave) {
-        load.launched = load_acquire(p->pdc->queue_blocks[q]);
-        load.started = load_relaxed(g.state->live_blocks[q]);
-      }
+      if (!Wave) load.launched = load_acquire(p->pdc->queue_blocks[q]);
       const PdcWanted w = pdc_blocks_wanted(load);
       wanted = w.blocks;
       partial = w.partial;
