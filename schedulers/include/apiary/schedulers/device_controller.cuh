@@ -121,11 +121,11 @@ inline std::string pdc_counts_note(const PdcState& s, const PhaseTable& table) {
 // spin mode only; a wave's controller starts after every worker of the last wave ended (the
 // graph completed), so it needs no count of them, and the block exits without two release
 // atomics on the wave's critical path. A spin worker's queue gets more blocks from the
-// controller while it runs; a wave's only from the next wave, which may size it anew.
+// controller while it runs (so its batches are sized for all it may get: drain_queue's
+// `Regrown`); a wave's only from the next wave, which may size it anew.
 template <class Graph, bool Counted>
 __device__ void pdc_drain_and_leave(const PdcParams& p, std::uint32_t q) {
-  const QueueLaunch launch = Counted ? QueueLaunch{gridDim.x, 0u, p.max_blocks} : QueueLaunch{gridDim.x, p.max_blocks};
-  drain_queue<Graph>(p.graph, p.layout, q, launch);
+  drain_queue<Graph, Counted>(p.graph, p.layout, q, QueueLaunch{gridDim.x, Counted ? 0u : p.max_blocks}, &p.max_blocks);
   if (Counted && threadIdx.x == 0) {
     // Every batch of this block was reported finished before: a controller that sees the
     // counter at zero sees their pending counts too.

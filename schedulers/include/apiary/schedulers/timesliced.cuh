@@ -53,18 +53,9 @@ struct TimeslicedParams {
 
 // How many blocks a per-queue worker kernel got for its queue, and the most a later launch may
 // give it (0: the scheduler adds blocks itself, as the spinning device controller does).
-// `shared_with`: the blocks that may drain the queue at once, which batch sizes count on
-// (0: this launch's). The spinning device controller launches more blocks for tasks that
-// arrive while a launch runs, so its blocks size their batches for all it may launch, as the
-// megakernel's do for its grid: sized for a one-block launch, the first block to see a burst
-// of tasks claimed 8 rounds of them and ran them one round after another while the blocks
-// launched for the burst found the queue empty (the 11-type tree's J5 joins: 64 on one
-// block for 86 us on an H100; docs/benchmarks.md).
 struct QueueLaunch {
   std::uint32_t blocks;
   std::uint32_t regrow_to;
-  std::uint32_t shared_with = 0;
-  APIARY_HD std::uint32_t batch_blocks() const { return shared_with != 0 ? shared_with : blocks; }
 };
 
 // A round launches queue q's kernel when its task type may run in `phase` and it holds tasks.
@@ -109,8 +100,18 @@ __device__ inline bool leave_to_next_launch(const BlockLayout& layout, std::uint
 // Thread 0: the next batch of this kernel's queue; stop when the queue is drained (or, after
 // this block's first batch, when leave_to_next_launch says so). `launch.blocks`: the blocks
 // this round gave the queue (the grid, or what the graph mode's control step planned).
+// `Regrown`: the scheduler adds blocks to the queue while this launch runs (the spinning
+// device controller), so batches are sized for `*regrown_blocks`, all the blocks it may give
+// the queue, as the megakernel's are for its grid. Sized for a one-block launch instead, the
+// first block to see a burst of tasks claimed 8 rounds of them and ran them one round after
+// another while the blocks launched for the burst found the queue empty (the 11-type tree's
+// J5 joins: 64 on one block for 86 us on an H100; docs/benchmarks.md). Read here, through a
+// pointer, not kept in a register through the block's loop: kept, it cost the empty-task
+// worker 4 registers (40 -> 44).
+template <bool Regrown>
 __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q,
-                                              bool ran_before, QueueLaunch launch) {
+                                              bool ran_before, QueueLaunch launch,
+                                              const std::uint32_t* regrown_blocks) {
   Batch batch;
   const PhaseController pc = g.controller();
   // Loaded before the run's words, so that all arrive in one memory round trip.
@@ -122,7 +123,8 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
     return batch;
   }
   batch.queue = q;
-  batch.count = g.queues[q].claim(batch_size(layout, q, available, launch.batch_blocks()), available, batch.first);
+  const std::uint32_t sharing = Regrown ? *regrown_blocks : launch.blocks;
+  batch.count = g.queues[q].claim(batch_size(layout, q, available, sharing), available, batch.first);
   batch.stop = batch.count == 0;
   // This kernel runs only while q's phase is current, and the claimed tasks keep it so.
   batch.phase = g.table.num_phases == 0 ? look.phase : pc.current();
@@ -132,8 +134,9 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
 // A block of a per-queue worker kernel (timesliced, and the device controller's workers):
 // runs batches of queue q, each task this block handed off first, until the queue is drained.
 // `launch`: the blocks the round gave queue q (gridDim.x where the grid was sized for it).
-template <class Graph>
-__device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q, QueueLaunch launch) {
+template <class Graph, bool Regrown = false>
+__device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q, QueueLaunch launch,
+                            const std::uint32_t* regrown_blocks = nullptr) {
   extern __shared__ __align__(16) std::byte smem[];
   __shared__ Batch batch;
   __shared__ BlockHandoff<Graph> handoff;
@@ -150,7 +153,7 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
   for (;;) {
     if (threadIdx.x == 0) {
       if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch))
-        batch = next_timesliced_batch(g, layout, q, ran_before, launch);
+        batch = next_timesliced_batch<Regrown>(g, layout, q, ran_before, launch, regrown_blocks);
       if (!batch.stop) prepare_worker_barriers(g, layout, batch, smem);
       ran_before = true;
     }
