@@ -107,7 +107,8 @@ __device__ inline bool leave_to_next_launch(const BlockLayout& layout, std::uint
 // another while the blocks launched for the burst found the queue empty (the 11-type tree's
 // J5 joins: 64 on one block for 86 us on an H100; docs/benchmarks.md). Read here, through a
 // pointer, not kept in a register through the block's loop: kept, it cost the empty-task
-// worker 4 registers (40 -> 44).
+// worker 4 registers (40 -> 44). Loaded with the queue's counters: loaded after them, just
+// before the claim, it made a phase change under the controller ~1.3 us slower.
 template <bool Regrown>
 __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q,
                                               bool ran_before, QueueLaunch launch,
@@ -117,13 +118,13 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
   // Loaded before the run's words, so that all arrive in one memory round trip.
   const std::int64_t available = g.queues[q].available_hint();
   const std::uint32_t live = load_relaxed(g.state->live_blocks[q]);
+  const std::uint32_t sharing = Regrown ? *regrown_blocks : launch.blocks;
   const PhaseController::Look look = pc.look();
   if (!look.running || (ran_before && leave_to_next_launch(layout, q, available, live, launch))) {
     batch.stop = true;
     return batch;
   }
   batch.queue = q;
-  const std::uint32_t sharing = Regrown ? *regrown_blocks : launch.blocks;
   batch.count = g.queues[q].claim(batch_size(layout, q, available, sharing), available, batch.first);
   batch.stop = batch.count == 0;
   // This kernel runs only while q's phase is current, and the claimed tasks keep it so.
