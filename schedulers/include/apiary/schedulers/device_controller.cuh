@@ -159,9 +159,10 @@ struct PdcShared {
 // The queue whose controller thread this thread is (>= the queue count: none). Queue q's thread
 // is lane q / W of warp q % W, W the controller block's warps (pdc_controller_threads): each
 // queue its own warp, as far as there are warps. A device-side launch (or a wave's node update)
-// takes the calling thread microseconds (FACTS.md: ~6-8 us per launch from one thread), and the
-// threads of one warp that launch in the same step do so one after another, so with every
-// queue in warp 0 a step that launched for three queues took three launches' time.
+// takes the calling thread microseconds (FACTS.md: ~6-8 us per launch from one thread), and
+// threads of one warp that launch in the same step wait for each other. Measured on an H200
+// (docs/benchmarks.md): the 11-type tree under PDC wave took 0.98x the time with a warp per
+// queue, 1.00x with every queue in warp 0.
 __device__ inline std::uint32_t controller_queue() {
   const std::uint32_t warps = blockDim.x / 32;
   return (threadIdx.x % 32) * warps + threadIdx.x / 32;

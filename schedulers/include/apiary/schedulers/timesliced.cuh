@@ -105,10 +105,10 @@ __device__ inline bool leave_to_next_launch(const BlockLayout& layout, std::uint
 // the queue, as the megakernel's are for its grid. Sized for a one-block launch instead, the
 // first block to see a burst of tasks claimed 8 rounds of them and ran them one round after
 // another while the blocks launched for the burst found the queue empty (the 11-type tree's
-// J5 joins: 64 on one block for 86 us on an H100; docs/benchmarks.md). Read here, through a
+// J5 joins: 64 on one block for over 80 us on an H100; docs/benchmarks.md). Read here, through a
 // pointer, not kept in a register through the block's loop: kept, it cost the empty-task
 // worker 4 registers (40 -> 44). Loaded with the queue's counters: loaded after them, just
-// before the claim, it made a phase change under the controller ~1.3 us slower.
+// before the claim, a phase change under the controller took 1.02-1.07x as long (H200).
 template <bool Regrown>
 __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q,
                                               bool ran_before, QueueLaunch launch,
