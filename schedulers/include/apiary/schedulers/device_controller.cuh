@@ -71,6 +71,12 @@ struct PdcState {
 inline constexpr std::uint64_t pdc_stall_note_ns = 500'000'000;
 inline constexpr std::uint64_t pdc_stall_watch_every = 64;  // controller iterations (~4 us each)
 
+// The largest controller block (a warp per queue, 32 warps for 32 queues or more): the
+// controller kernels are compiled for it (__launch_bounds__), so that a graph of up to
+// max_queues queues can always launch its controller.
+inline constexpr unsigned pdc_max_controller_threads = 32 * 32;
+static_assert(pdc_max_controller_threads >= max_queues, "a controller thread for every queue");
+
 // Everything the controller and the workers read; lives in device memory (a device-side
 // launch passes only a pointer and the queue index).
 struct PdcParams {
@@ -289,7 +295,7 @@ __device__ inline void pdc_watch_stall(const PdcParams* p, PdcStallWatch& w) {
 
 // Spin mode: one persistent controller block.
 template <class Graph>
-__global__ void pdc_spin_controller(const PdcParams* __restrict__ p) {
+__global__ void __launch_bounds__(pdc_max_controller_threads) pdc_spin_controller(const PdcParams* __restrict__ p) {
   __shared__ PdcShared sh;
   const std::uint32_t q = controller_queue();
   const bool active_queue = q < p->graph.table.num_queues;
@@ -333,7 +339,7 @@ __global__ void pdc_spin_controller(const PdcParams* __restrict__ p) {
 // Wave mode: the controller node of the wave graph. It starts after the previous wave's graph,
 // workers included, completed, so nothing runs while thread 0 advances the phase.
 template <class Graph>
-__global__ void pdc_wave_controller(const PdcParams* __restrict__ p) {
+__global__ void __launch_bounds__(pdc_max_controller_threads) pdc_wave_controller(const PdcParams* __restrict__ p) {
   __shared__ PdcShared sh;
   const std::uint32_t q = controller_queue();
   const bool active_queue = q < p->graph.table.num_queues;
@@ -392,7 +398,9 @@ __global__ void pdc_wait_done(PdcState* s) {
 }  // namespace detail
 
 // The controller block: a warp per queue, at most 32 (detail::controller_queue).
-inline std::uint32_t pdc_controller_threads(std::uint32_t queues) { return 32 * std::clamp(queues, 1u, 32u); }
+inline std::uint32_t pdc_controller_threads(std::uint32_t queues) {
+  return 32 * std::clamp(queues, 1u, pdc_max_controller_threads / 32);
+}
 
 // The oversubscription bound of thesis 6.3 (rounded down, at least one block's worth).
 inline std::uint32_t pdc_max_warps(const DeviceInfo& device, double factor, std::uint32_t warps_per_block) {
