@@ -34,7 +34,6 @@
 #include <apiary/schedulers/batch_picker.hpp>
 #include <apiary/schedulers/block_runner.cuh>
 #include <apiary/schedulers/control_step_alone.cuh>
-#include <apiary/schedulers/pdc_launch_plan.hpp>
 #include <apiary/schedulers/timesliced.cuh>
 
 #include <cuda_runtime.h>
@@ -203,7 +202,7 @@ __device__ std::uint32_t pdc_plan(const PdcParams* p, PdcShared& sh, std::uint32
     load.available = g.table.runs_in(q, sh.phase) ? g.queues[q].available_hint() : 0;
     if (load.available > 0) {
       // Blocks this queue's tasks can use (as in the timesliced scheduler), less those launched
-      // for it (pdc_launch_plan.hpp).
+      // for it (launch_plan.hpp).
       load.slots = p->layout.slots[q];
       load.max_blocks = p->max_blocks;
       if (!Wave) load.launched = load_acquire(p->pdc->queue_blocks[q]);

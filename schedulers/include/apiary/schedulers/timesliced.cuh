@@ -25,6 +25,7 @@
 #include <apiary/schedulers/batch_picker.hpp>
 #include <apiary/schedulers/block_runner.cuh>
 #include <apiary/schedulers/control_step_alone.cuh>
+#include <apiary/schedulers/launch_plan.hpp>
 
 #include <cuda_runtime.h>
 
@@ -64,14 +65,11 @@ APIARY_HD inline bool round_launches(const PhaseTableView& table, std::uint32_t 
   return table.runs_in(q, phase.phase) && available > 0;
 }
 
-// The blocks a round gives queue q: one per `slots` tasks, at most `max_blocks` (the resident
-// blocks), or none when round_launches says no. The host plans with it (run_timesliced), the
-// graph mode's control step on the device.
+// The blocks a round gives queue q (blocks_for_tasks), or none when round_launches says no. The
+// host plans with it (run_timesliced), the graph mode's control step on the device.
 APIARY_HD inline std::uint32_t planned_blocks(const PhaseTableView& table, std::uint32_t q, PhaseWord phase,
                                               std::int64_t available, std::uint32_t slots, std::uint32_t max_blocks) {
-  if (!round_launches(table, q, phase, available)) return 0;
-  const std::uint64_t wanted = (std::uint64_t(available) + slots - 1) / slots;
-  return wanted < max_blocks ? static_cast<std::uint32_t>(wanted) : max_blocks;
+  return round_launches(table, q, phase, available) ? blocks_for_tasks(available, slots, max_blocks) : 0u;
 }
 
 namespace detail {

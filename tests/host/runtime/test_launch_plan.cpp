@@ -1,6 +1,6 @@
-// The device controller's per-queue launch size (pdc_launch_plan.hpp): one block per round of
-// unclaimed tasks, less the blocks launched for the queue, within the device's resident blocks.
-#include <apiary/schedulers/pdc_launch_plan.hpp>
+// Per-queue launch sizes (launch_plan.hpp): one block per round of unclaimed tasks within the
+// device's resident blocks; the device controller's, less the blocks launched for the queue.
+#include <apiary/schedulers/launch_plan.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -19,6 +19,16 @@ PdcQueueLoad load_of(std::int64_t available, std::uint32_t slots, std::uint32_t 
   return l;
 }
 }  // namespace
+
+TEST_CASE("launch plan: a block per round of tasks, at most the resident blocks", "[launch_plan]") {
+  CHECK(blocks_for_tasks(0, 8, 100) == 0);
+  CHECK(blocks_for_tasks(-5, 8, 100) == 0);
+  CHECK(blocks_for_tasks(1, 8, 100) == 1);
+  CHECK(blocks_for_tasks(8, 8, 100) == 1);
+  CHECK(blocks_for_tasks(9, 8, 100) == 2);
+  CHECK(blocks_for_tasks(1'000'000, 8, 100) == 100);
+  CHECK(blocks_for_tasks(std::int64_t(1) << 40, 1, 0xffffffffu) == 0xffffffffu);  // no overflow
+}
 
 TEST_CASE("pdc plan: an empty queue gets no blocks", "[pdc_launch_plan]") {
   CHECK(pdc_blocks_wanted(load_of(0, 8, 100, 0)).blocks == 0);
