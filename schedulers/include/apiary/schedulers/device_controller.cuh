@@ -151,7 +151,6 @@ __global__ void pdc_worker(const PdcParams* __restrict__ p, std::uint32_t q) {
 // when a run's differ).
 template <class Graph>
 __global__ void pdc_wave_worker(const __grid_constant__ PdcParams p, std::uint32_t q) {
-  cudaGridDependencySynchronize();  // the wave's controller completed (triggered launch edge)
   pdc_drain_and_leave<Graph, false>(p, q);
 }
 
@@ -371,12 +370,8 @@ __global__ void __launch_bounds__(pdc_max_controller_threads) pdc_wave_controlle
   if (active_queue) {
     const cudaError_t err = pdc_set_worker_node(p->worker_nodes[q], blocks);
     if (blocks > 0 || err != cudaSuccess) pdc_launched(p, sh, q, blocks, err, false);
-    __threadfence();  // the node's update before the trigger (cudaGraphKernelNodeSetGridDim)
   }
   __syncthreads();
-  // The worker nodes hang on a triggered launch edge: they launch now, while thread 0 below
-  // relaunches the graph, and wait for this grid to complete before they read anything.
-  cudaTriggerProgrammaticLaunchCompletion();
   if (threadIdx.x != 0) return;
   if (sh.stop || !pc.running()) {  // ended, or a node update failed
     store_release(p->pdc->done, 1u);
@@ -460,8 +455,7 @@ class PdcWaveGraph {
       std::uint32_t queue = q;
       void* worker_args[] = {&last_, &queue};
       workers_[q] = add_kernel_node(graph_, reinterpret_cast<const void*>(pdc_wave_worker<Graph>),
-                                    params.layout.block_threads, params.shared, worker_args);
-      add_triggered_launch_edge(graph_, controller, workers_[q]);
+                                    params.layout.block_threads, params.shared, worker_args, &controller);
       last_.worker_nodes[q] = make_device_updatable(workers_[q]);
     }
     APIARY_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, cudaGraphInstantiateFlagDeviceLaunch));
