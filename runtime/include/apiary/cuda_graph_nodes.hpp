@@ -54,19 +54,6 @@ inline void add_early_launch_edge(cudaGraph_t graph, cudaGraphNode_t from, cudaG
   APIARY_CUDA_CHECK(cudaGraphAddDependencies(graph, &from, &to, &edge, 1));
 }
 
-// Makes kernel node `to` depend on kernel node `from` with a programmatic launch: `to` is
-// launched once every block of `from` called cudaTriggerProgrammaticLaunchCompletion() (or
-// exited), and its threads wait in cudaGridDependencySynchronize() until `from` completed and
-// its memory writes are visible. Unlike add_early_launch_edge, `from` may still update `to`
-// from the device (its grid, enabled or not) before the trigger, after a __threadfence()
-// (cudaGraphKernelNodeSetGridDim in cuda_device_runtime_api.h).
-inline void add_triggered_launch_edge(cudaGraph_t graph, cudaGraphNode_t from, cudaGraphNode_t to) {
-  cudaGraphEdgeData edge{};
-  edge.from_port = cudaGraphKernelNodePortProgrammatic;
-  edge.type = cudaGraphDependencyTypeProgrammatic;
-  APIARY_CUDA_CHECK(cudaGraphAddDependencies(graph, &from, &to, &edge, 1));
-}
-
 // Adds `kernel<<<1, threads, shared>>>(args...)` to `graph`, after `after` (nullptr: a root).
 // The grid is one block until the node is updated.
 inline cudaGraphNode_t add_kernel_node(cudaGraph_t graph, const void* kernel, unsigned threads, unsigned shared,

@@ -192,16 +192,14 @@ __device__ inline bool pdc_idle_step(const PdcParams* p) {
 // how many worker blocks queue q gets now (0: none). Their warps are reserved on return.
 // `Wave`: no worker runs (the wave graph starts after the last one's workers ended), so the
 // running blocks and active warps are zero without reading them, and nothing is reserved.
-// `preloaded`: queue q's fill level, read before the control step (nullptr: read it here).
 template <class Graph, bool Wave>
-__device__ std::uint32_t pdc_plan(const PdcParams* p, PdcShared& sh, std::uint32_t q, bool active_queue,
-                                  const std::int64_t* preloaded = nullptr) {
+__device__ std::uint32_t pdc_plan(const PdcParams* p, PdcShared& sh, std::uint32_t q, bool active_queue) {
   const DeviceGraph& g = p->graph;
   std::uint64_t wanted = 0;
   bool partial = false;
   if (active_queue) {
     PdcQueueLoad load;
-    if (g.table.runs_in(q, sh.phase)) load.available = preloaded ? *preloaded : g.queues[q].available_hint();
+    load.available = g.table.runs_in(q, sh.phase) ? g.queues[q].available_hint() : 0;
     if (load.available > 0) {
       // Blocks this queue's tasks can use (as in the timesliced scheduler), less those launched
       // for it (launch_plan.hpp).
@@ -345,11 +343,6 @@ __global__ void __launch_bounds__(pdc_max_controller_threads) pdc_wave_controlle
   const std::uint32_t q = controller_queue();
   const bool active_queue = q < p->graph.table.num_queues;
   const PhaseController pc = p->graph.controller();
-  // Nothing runs, so the queues' fill levels stay as they are through the control step, which
-  // changes them only where it drains host input: read them now, in the step's memory round
-  // trip, not in one of their own after it.
-  const bool preload = active_queue && p->graph.mailbox == nullptr;
-  const std::int64_t available = preload ? p->graph.queues[q].available_hint() : 0;
   if (threadIdx.x < 32) {
     // Nothing else runs (the graph completed): host input and the idle step from counters
     // read at once (control_step_alone).
@@ -366,7 +359,7 @@ __global__ void __launch_bounds__(pdc_max_controller_threads) pdc_wave_controlle
   }
   __syncthreads();
   // Every worker node is set, disabled ones included: on the last wave all of them are.
-  const std::uint32_t blocks = sh.stop ? 0u : pdc_plan<Graph, true>(p, sh, q, active_queue, preload ? &available : nullptr);
+  const std::uint32_t blocks = sh.stop ? 0u : pdc_plan<Graph, true>(p, sh, q, active_queue);
   if (active_queue) {
     const cudaError_t err = pdc_set_worker_node(p->worker_nodes[q], blocks);
     if (blocks > 0 || err != cudaSuccess) pdc_launched(p, sh, q, blocks, err, false);
