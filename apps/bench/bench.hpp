@@ -25,6 +25,7 @@ struct Options {
   std::uint32_t blocks_per_sm = 0;     // megakernel blocks per SM (0: as many as fit)
   bool handoff = true;                 // Config::handoff (dependency_chain measures both)
   apiary::TimeslicedGraphConfig timesliced_graph;  // --graph-rounds, --graphs-in-flight
+  apiary::DeviceControllerConfig device_controller;  // --pdc-linger-us
   std::string json_file;               // JSON lines are appended here as well as to stdout
   std::vector<std::string> only;       // benchmark groups to run (empty: all)
   std::vector<apiary::Scheduler> schedulers{apiary::Scheduler::megakernel};  // --scheduler, in order

@@ -118,6 +118,7 @@ inline apiary::Config bench_config(const Options& o) {
   config.megakernel.blocks_per_sm = o.blocks_per_sm;
   config.handoff = o.handoff;
   config.timesliced_graph = o.timesliced_graph;
+  config.device_controller = o.device_controller;
   return config;
 }
 

@@ -2,7 +2,7 @@
 //
 //   apiary-bench-runtime [--quick] [--repeats N] [--json FILE] [--only GROUP[,GROUP...]]
 //                        [--block-threads N] [--blocks-per-sm N] [--handoff on|off] [--scheduler NAME[,NAME...]|all] [--no-baselines]
-//                        [--graph-rounds N] [--graphs-in-flight N]
+//                        [--graph-rounds N] [--graphs-in-flight N] [--pdc-linger-us N]
 //                        [--synthetic-dir DIR] [--trace-dir DIR]
 //   apiary-bench-runtime --bound TRACE.json CONFIG.json   (no GPU: the synthetic_tree bound of a
 //                                                           saved trace, one JSON line)
@@ -64,6 +64,7 @@ void usage(std::ostream& out) {
          "                            [--block-threads N] [--blocks-per-sm N] [--handoff on|off] [--scheduler NAME[,NAME...]|all] [--no-baselines]\n"
          "                            [--synthetic-dir DIR] [--trace-dir DIR]\n"
          "                            [--graph-rounds N] [--graphs-in-flight N]   (timesliced_graph: Config::timesliced_graph)\n"
+         "                            [--pdc-linger-us N]   (device_controller: Config::device_controller.linger_us)\n"
          "  groups:";
   for (const char* g : groups) out << " " << g;
   out << "\n  schedulers:";
@@ -101,6 +102,7 @@ Options parse(int argc, char** argv) {
       else if (arg == "--blocks-per-sm") o.blocks_per_sm = static_cast<std::uint32_t>(std::stoul(value()));
       else if (arg == "--graph-rounds") o.timesliced_graph.rounds_per_graph = static_cast<std::uint32_t>(std::stoul(value()));
       else if (arg == "--graphs-in-flight") o.timesliced_graph.graphs_in_flight = static_cast<std::uint32_t>(std::stoul(value()));
+      else if (arg == "--pdc-linger-us") o.device_controller.linger_us = static_cast<std::uint32_t>(std::stoul(value()));
       else if (arg == "--handoff") {
         const std::string v = value();
         if (v != "on" && v != "off") throw apiary::InputError("--handoff", "takes on or off, not '" + v + "'");
@@ -133,6 +135,10 @@ Options parse(int argc, char** argv) {
     }
   if (o.repeats < 1) {
     std::cerr << "error: --repeats must be at least 1\n";
+    std::exit(2);
+  }
+  if (o.device_controller.linger_us > 1'000'000) {
+    std::cerr << "error: --pdc-linger-us must be at most 1000000 (1 s)\n";
     std::exit(2);
   }
   try {

@@ -50,10 +50,12 @@ void read_megakernel(const json& j, MegakernelConfig& mk, const std::string& whe
 
 void read_device_controller(const json& j, DeviceControllerConfig& dc, const std::string& where) {
   if (!j.is_object()) throw InputError(where, "must be an object");
-  reject_unknown_keys(j, {"pending_launches", "oversubscription"}, where);
+  reject_unknown_keys(j, {"pending_launches", "oversubscription", "linger_us"}, where);
   if (j.contains("pending_launches"))
     dc.pending_launches = number<std::uint32_t>(j, "pending_launches", where, 1, 1u << 24);
   if (j.contains("oversubscription")) dc.oversubscription = number<double>(j, "oversubscription", where, 0.01, 64.0);
+  // At most 1 s: the worker's nanosecond bound is 32 bits.
+  if (j.contains("linger_us")) dc.linger_us = number<std::uint32_t>(j, "linger_us", where, 0, 1'000'000);
 }
 
 void read_timesliced_graph(const json& j, TimeslicedGraphConfig& tg, const std::string& where) {

@@ -12,7 +12,7 @@
 //     "trace": false, "trace_capacity": 1048576, "trace_event_capacity": 1048576,
 //     "handoff": true,                    // a block runs its continuations itself (handoff.hpp)
 //     "megakernel": {"block_threads": 0, "blocks_per_sm": 0},   // 0 = automatic
-//     "device_controller": {"pending_launches": 2048, "oversubscription": 1.5},
+//     "device_controller": {"pending_launches": 2048, "oversubscription": 1.5, "linger_us": 20},
 //     "timesliced_graph": {"rounds_per_graph": 4, "graphs_in_flight": 2},
 //     "device": 0
 //   }
@@ -40,6 +40,10 @@ struct DeviceControllerConfig {
   std::uint32_t pending_launches = 2048;
   // Active worker warps kept at most: #SMs x max resident threads per SM x this / 32.
   double oversubscription = 1.5;
+  // Spin mode: how long a worker block that found its queue empty polls it for more tasks
+  // before it leaves (while tasks of its phase are pending elsewhere), in microseconds; 0: it
+  // leaves at once. A block that leaves costs the controller a new launch when tasks come.
+  std::uint32_t linger_us = 20;
 };
 
 // The timesliced scheduler's graph mode (Scheduler::timesliced_graph): the host launches a CUDA

@@ -33,11 +33,15 @@ TEST_CASE("config: device controller keys and scheduler names", "[config]") {
   const Config d;
   REQUIRE(d.device_controller.pending_launches == 2048);
   REQUIRE(d.device_controller.oversubscription == 1.5);
+  REQUIRE(d.device_controller.linger_us == 20);
   const Config c = Config::parse(R"({"scheduler": "pdc_wave",
-    "device_controller": {"pending_launches": 4096, "oversubscription": 2.0}})");
+    "device_controller": {"pending_launches": 4096, "oversubscription": 2.0, "linger_us": 0}})");
   REQUIRE(c.scheduler == Scheduler::device_controller_wave);
   REQUIRE(c.device_controller.pending_launches == 4096);
   REQUIRE(c.device_controller.oversubscription == 2.0);
+  REQUIRE(c.device_controller.linger_us == 0);
+  REQUIRE_THROWS_WITH(Config::parse(R"({"device_controller": {"linger_us": 2000000}})"),
+                      Catch::Contains("linger_us"));
   REQUIRE(parse_scheduler("pdc") == Scheduler::device_controller);
   REQUIRE(parse_scheduler("device_controller") == Scheduler::device_controller);
   REQUIRE(parse_scheduler("device_controller_wave") == Scheduler::device_controller_wave);

@@ -84,6 +84,9 @@ struct PdcParams {
   PdcState* pdc = nullptr;
   std::uint32_t shared = 0;           // dynamic shared memory of a worker block
   std::uint32_t max_blocks = 0;       // resident worker blocks on the device (occupancy x SMs)
+  // Spin mode: max_blocks again, and how long a worker block polls its empty queue before it
+  // leaves (Config::device_controller.linger_us), where the worker's blocks read them.
+  Regrowth regrowth{};
   std::uint32_t max_warps = 0;        // oversubscription bound
   std::uint32_t warps_per_block = 0;
   std::uint32_t pending_limit = 0;    // cudaLimitDevRuntimePendingLaunchCount (for errors)
@@ -130,7 +133,7 @@ inline std::string pdc_counts_note(const PdcState& s, const PhaseTable& table) {
 // `Regrown`); a wave's only from the next wave, which may size it anew.
 template <class Graph, bool Counted>
 __device__ void pdc_drain_and_leave(const PdcParams& p, std::uint32_t q) {
-  drain_queue<Graph, Counted>(p.graph, p.layout, q, QueueLaunch{gridDim.x, Counted ? 0u : p.max_blocks}, &p.max_blocks);
+  drain_queue<Graph, Counted>(p.graph, p.layout, q, QueueLaunch{gridDim.x, Counted ? 0u : p.max_blocks}, &p.regrowth);
   if (Counted && threadIdx.x == 0) {
     // Every batch of this block was reported finished before: a controller that sees the
     // counter at zero sees their pending counts too.
@@ -572,6 +575,7 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   const std::uint32_t controller_threads = pdc_controller_threads(table.num_queues());
   params.shared = plan.shared;
   params.max_blocks = plan.blocks();
+  params.regrowth = {params.max_blocks, mode == PdcMode::spin ? config.device_controller.linger_us * 1000u : 0u};
   params.warps_per_block = params.layout.block_threads / 32;
   params.max_warps = pdc_max_warps(device, config.device_controller.oversubscription, params.warps_per_block);
   params.pending_limit = config.device_controller.pending_launches;

@@ -59,6 +59,13 @@ struct QueueLaunch {
   std::uint32_t regrow_to;
 };
 
+// What the blocks of a queue that the scheduler regrows while they run (the spinning device
+// controller, PdcParams) read where they size a batch or find their queue empty.
+struct Regrowth {
+  std::uint32_t max_blocks;  // all the blocks the scheduler may give the queue (its resident blocks)
+  std::uint32_t linger_ns;   // how long a block that found the queue empty polls for more (0: it leaves)
+};
+
 // A round launches queue q's kernel when its task type may run in `phase` and it holds tasks.
 APIARY_HD inline bool round_launches(const PhaseTableView& table, std::uint32_t q, PhaseWord phase,
                                      std::int64_t available) {
@@ -99,8 +106,9 @@ __device__ inline bool leave_to_next_launch(const BlockLayout& layout, std::uint
 // this block's first batch, when leave_to_next_launch says so). `launch.blocks`: the blocks
 // this round gave the queue (the grid, or what the graph mode's control step planned).
 // `Regrown`: the scheduler adds blocks to the queue while this launch runs (the spinning
-// device controller), so batches are sized for `*regrown_blocks`, all the blocks it may give
-// the queue, as the megakernel's are for its grid. Sized for a one-block launch instead, the
+// device controller), so batches are sized for `regrowth->max_blocks`, all the blocks it may
+// give the queue, as the megakernel's are for its grid; `*found_empty` then tells a stop
+// because the queue had nothing from the others (see linger_on_empty_queue). Sized for a one-block launch instead, the
 // first block to see a burst of tasks claimed 8 rounds of them and ran them one round after
 // another while the blocks launched for the burst found the queue empty (the 11-type tree's
 // J5 joins: 64 on one block for over 80 us on an H100; docs/benchmarks.md). Read here, through a
@@ -109,14 +117,14 @@ __device__ inline bool leave_to_next_launch(const BlockLayout& layout, std::uint
 // before the claim, a phase change under the controller took 1.02-1.07x as long (H200).
 template <bool Regrown>
 __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q,
-                                              bool ran_before, QueueLaunch launch,
-                                              const std::uint32_t* regrown_blocks) {
+                                              bool ran_before, QueueLaunch launch, const Regrowth* regrowth,
+                                              bool* found_empty) {
   Batch batch;
   const PhaseController pc = g.controller();
   // Loaded before the run's words, so that all arrive in one memory round trip.
   const std::int64_t available = g.queues[q].available_hint();
   const std::uint32_t live = load_relaxed(g.state->live_blocks[q]);
-  const std::uint32_t sharing = Regrown ? *regrown_blocks : launch.blocks;
+  const std::uint32_t sharing = Regrown ? regrowth->max_blocks : launch.blocks;
   const PhaseController::Look look = pc.look();
   if (!look.running || (ran_before && leave_to_next_launch(layout, q, available, live, launch))) {
     batch.stop = true;
@@ -125,22 +133,43 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
   batch.queue = q;
   batch.count = g.queues[q].claim(batch_size(layout, q, available, sharing), available, batch.first);
   batch.stop = batch.count == 0;
+  if constexpr (Regrown) *found_empty = batch.stop;
   // This kernel runs only while q's phase is current, and the claimed tasks keep it so.
   batch.phase = g.table.num_phases == 0 ? look.phase : pc.current();
   return batch;
 }
 
+// Thread 0 of a block of a regrown queue (Regrowth) that found the queue empty: true to poll it
+// again (after a short sleep) instead of leaving, for at most `linger_ns` since the block first
+// found it empty, and only while tasks of the queue's phase slot are pending elsewhere (queued,
+// running or handed off), which may still spawn into it. A block that leaves costs the
+// spinning controller a new launch once more tasks come (a device-side launch takes the
+// controller thread ~6-8 us, FACTS.md). `empty_since`: thread 0's, 0 while the block has work.
+__device__ inline bool linger_on_empty_queue(const DeviceGraph& g, std::uint32_t q, std::uint32_t linger_ns,
+                                             std::uint64_t& empty_since) {
+  if (linger_ns == 0) return false;
+  const std::uint64_t now = global_timer_ns();
+  if (empty_since == 0) empty_since = now;
+  else if (now - empty_since >= linger_ns) return false;
+  if (load_relaxed(g.state->pending[g.table.pending_slot(q)].value) == 0) return false;
+  __nanosleep(256);
+  return true;
+}
+
 // A block of a per-queue worker kernel (timesliced, and the device controller's workers):
 // runs batches of queue q, each task this block handed off first, until the queue is drained.
 // `launch`: the blocks the round gave queue q (gridDim.x where the grid was sized for it).
+// `Regrown`: see next_timesliced_batch; a block may then poll an empty queue for a while
+// (linger_on_empty_queue), running empty batches (count 0, not stop) meanwhile.
 template <class Graph, bool Regrown = false>
 __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q, QueueLaunch launch,
-                            const std::uint32_t* regrown_blocks = nullptr) {
+                            const Regrowth* regrowth = nullptr) {
   extern __shared__ __align__(16) std::byte smem[];
   __shared__ Batch batch;
   __shared__ BlockHandoff<Graph> handoff;
   __shared__ BlockDependencies dependencies;  // takes no share: the block ends with the launch
   bool ran_before = false;  // thread 0's
+  [[maybe_unused]] std::uint64_t empty_since = 0;  // thread 0's (Regrown)
   if (threadIdx.x == 0) {
     handoff.reset();
     dependencies.reset_without_share();
@@ -151,13 +180,24 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
   __syncthreads();
   for (;;) {
     if (threadIdx.x == 0) {
+      bool found_empty = false;
       if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch))
-        batch = next_timesliced_batch<Regrown>(g, layout, q, ran_before, launch, regrown_blocks);
-      if (!batch.stop) prepare_worker_barriers(g, layout, batch, smem);
+        batch = next_timesliced_batch<Regrown>(g, layout, q, ran_before, launch, regrowth, &found_empty);
+      if constexpr (Regrown) {
+        if (found_empty && linger_on_empty_queue(g, q, regrowth->linger_ns, empty_since)) batch.stop = false;
+        else empty_since = 0;
+      }
+      if (!batch.stop && batch.count != 0) prepare_worker_barriers(g, layout, batch, smem);
       ran_before = true;
     }
     __syncthreads();
     if (batch.stop) break;
+    if constexpr (Regrown) {
+      if (batch.count == 0) {  // an empty batch: poll again (every thread read `batch` before thread 0 writes it)
+        __syncthreads();
+        continue;
+      }
+    }
     execute_batch<Graph>(g, layout, batch, handoff, dependencies, smem);
   }
   if (threadIdx.x == 0) DeviceAtomic<std::uint32_t>(g.state->live_blocks[q]).fetch_sub(1, mo::relaxed);
