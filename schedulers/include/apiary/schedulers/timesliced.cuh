@@ -169,13 +169,16 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
   __shared__ BlockHandoff<Graph> handoff;
   __shared__ BlockDependencies dependencies;  // takes no share: the block ends with the launch
   bool ran_before = false;  // thread 0's
-  [[maybe_unused]] std::uint64_t empty_since = 0;  // thread 0's (Regrown)
+  // Thread 0's (Regrown), in shared memory: kept in a register through the loop, it cost the
+  // empty-task worker 5-7 registers.
+  __shared__ std::uint64_t empty_since;
   if (threadIdx.x == 0) {
     handoff.reset();
     dependencies.reset_without_share();
     // Only tasks of this kernel's own queue can be handed off: the block runs no other type.
     handoff.accept = layout.handoff ? std::uint64_t(1) << q : 0;
     DeviceAtomic<std::uint32_t>(g.state->live_blocks[q]).fetch_add(1, mo::relaxed);
+    if constexpr (Regrown) empty_since = 0;
   }
   __syncthreads();
   for (;;) {
@@ -187,7 +190,7 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
         if (found_empty && linger_on_empty_queue(g, q, regrowth->linger_ns, empty_since)) batch.stop = false;
         else empty_since = 0;
       }
-      if (!batch.stop && batch.count != 0) prepare_worker_barriers(g, layout, batch, smem);
+      if (!batch.stop && (!Regrown || batch.count != 0)) prepare_worker_barriers(g, layout, batch, smem);
       ran_before = true;
     }
     __syncthreads();
