@@ -575,8 +575,9 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   const std::uint32_t controller_threads = pdc_controller_threads(table.num_queues());
   params.shared = plan.shared;
   params.max_blocks = plan.blocks();
-  params.regrowth = {params.max_blocks, mode == PdcMode::spin ? config.device_controller.linger_us * 1000u : 0u};
   params.warps_per_block = params.layout.block_threads / 32;
+  params.regrowth = {params.max_blocks, mode == PdcMode::spin ? config.device_controller.linger_us * 1000u : 0u,
+                     params.max_blocks * params.warps_per_block, nullptr};
   params.max_warps = pdc_max_warps(device, config.device_controller.oversubscription, params.warps_per_block);
   params.pending_limit = config.device_controller.pending_launches;
   detail::size_pending_launch_pool(config.device_controller.pending_launches);
@@ -594,6 +595,7 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
     wave->set_params(params, kept.staged_params(), runtime.stream());
   } else {
     params.pdc = kept.spin_state();
+    params.regrowth.active_warps = &kept.spin_state()->active_warps;
     *kept.staged_params() = params;
     APIARY_CUDA_CHECK(cudaMemcpyAsync(kept.spin_params(), kept.staged_params(), sizeof(PdcParams),
                                       cudaMemcpyHostToDevice, runtime.stream()));
