@@ -68,10 +68,6 @@ struct Regrowth {
   const std::uint32_t* active_warps;  // warps of the worker blocks launched and not exited (PdcState)
 };
 
-// At most this many blocks of a queue poll it while it is empty (linger_on_empty_queue): enough
-// to take a small wave at once (8 blocks of 8 warp-sized slots), few enough that the polls do
-// not crowd the counters the working blocks update.
-inline constexpr std::uint32_t max_lingering_blocks = 8;
 
 // A round launches queue q's kernel when its task type may run in `phase` and it holds tasks.
 APIARY_HD inline bool round_launches(const PhaseTableView& table, std::uint32_t q, PhaseWord phase,
@@ -115,8 +111,7 @@ __device__ inline bool leave_to_next_launch(const BlockLayout& layout, std::uint
 // `Regrown`: the scheduler adds blocks to the queue while this launch runs (the spinning
 // device controller), so batches are sized for `regrowth->max_blocks`, all the blocks it may
 // give the queue, as the megakernel's are for its grid; `*found_empty` then tells a stop
-// because the queue had nothing: `*empty_live` is then the blocks draining the queue (this one
-// included), and 0 otherwise (see linger_on_empty_queue). Sized for a one-block launch instead, the
+// because the queue had nothing (see linger_on_empty_queue). Sized for a one-block launch instead, the
 // first block to see a burst of tasks claimed 8 rounds of them and ran them one round after
 // another while the blocks launched for the burst found the queue empty (the 11-type tree's
 // J5 joins: 64 on one block for over 80 us on an H100; docs/benchmarks.md). Read here, through a
@@ -126,7 +121,7 @@ __device__ inline bool leave_to_next_launch(const BlockLayout& layout, std::uint
 template <bool Regrown>
 __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q,
                                               bool ran_before, QueueLaunch launch, const Regrowth* regrowth,
-                                              std::uint32_t* empty_live) {
+                                              bool* found_empty) {
   Batch batch;
   const PhaseController pc = g.controller();
   // Loaded before the run's words, so that all arrive in one memory round trip.
@@ -141,31 +136,31 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
   batch.queue = q;
   batch.count = g.queues[q].claim(batch_size(layout, q, available, sharing), available, batch.first);
   batch.stop = batch.count == 0;
-  if constexpr (Regrown) *empty_live = batch.stop ? live : 0u;
+  if constexpr (Regrown) *found_empty = batch.stop;
   // This kernel runs only while q's phase is current, and the claimed tasks keep it so.
   batch.phase = g.table.num_phases == 0 ? look.phase : pc.current();
   return batch;
 }
 
-// Thread 0 of a block of a regrown queue (Regrowth) that found the queue empty while `live`
-// blocks drained it: true to poll it again (after a short sleep) instead of leaving. A block
-// that leaves costs the spinning controller a new launch once more tasks come (a device-side
-// launch takes the controller thread ~6-8 us, FACTS.md). It polls
-// - for at most `linger_ns` since it first found the queue empty,
-// - while at most max_lingering_blocks blocks drain the queue,
-// - while no launched block waits for room (active warps within the resident warps), and
-// - while tasks of the queue's phase slot are pending elsewhere (queued, running or handed
-//   off), which may still spawn into it; once they are done the phase may change, which the
-//   controller does only when no worker runs.
+// Thread 0 of a block of a regrown queue (Regrowth) that found the queue empty: true to poll it
+// again (after a short sleep) instead of leaving. A block that leaves costs the spinning
+// controller a new launch once more tasks come (a device-side launch takes the controller
+// thread ~6-8 us, FACTS.md). It polls
+// - only for a phaseless queue: a phase changes only when no worker runs, so every block
+//   that polls the queue of a phase would hold up its end;
+// - for at most `linger_ns` since it first found the queue empty;
+// - while no launched block waits for room (active warps within the resident warps); and
+// - while phaseless tasks are pending elsewhere (queued, running or handed off), which may
+//   still spawn into the queue.
 // `empty_since`: thread 0's, 0 while the block has work.
 __device__ inline bool linger_on_empty_queue(const DeviceGraph& g, std::uint32_t q, const Regrowth& r,
-                                             std::uint32_t live, std::uint64_t& empty_since) {
-  if (r.linger_ns == 0 || live > max_lingering_blocks) return false;
+                                             std::uint64_t& empty_since) {
+  if (r.linger_ns == 0 || g.table.pending_slot(q) != 0) return false;
   const std::uint64_t now = global_timer_ns();
   if (empty_since == 0) empty_since = now;
   else if (now - empty_since >= r.linger_ns) return false;
   const std::uint32_t active = load_relaxed(*r.active_warps);
-  if (load_relaxed(g.state->pending[g.table.pending_slot(q)].value) == 0 || active > r.resident_warps) return false;
+  if (load_relaxed(g.state->pending[0].value) == 0 || active > r.resident_warps) return false;
   __nanosleep(256);
   return true;
 }
@@ -197,11 +192,11 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
   __syncthreads();
   for (;;) {
     if (threadIdx.x == 0) {
-      std::uint32_t empty_live = 0;
+      bool found_empty = false;
       if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch))
-        batch = next_timesliced_batch<Regrown>(g, layout, q, ran_before, launch, regrowth, &empty_live);
+        batch = next_timesliced_batch<Regrown>(g, layout, q, ran_before, launch, regrowth, &found_empty);
       if constexpr (Regrown) {
-        if (empty_live != 0 && linger_on_empty_queue(g, q, *regrowth, empty_live, empty_since)) batch.stop = false;
+        if (found_empty && linger_on_empty_queue(g, q, *regrowth, empty_since)) batch.stop = false;
         else empty_since = 0;
       }
       if (!batch.stop && (!Regrown || batch.count != 0)) prepare_worker_barriers(g, layout, batch, smem);
