@@ -110,24 +110,29 @@ __device__ inline bool leave_to_next_launch(const BlockLayout& layout, std::uint
 // this round gave the queue (the grid, or what the graph mode's control step planned).
 // `Regrown`: the scheduler adds blocks to the queue while this launch runs (the spinning
 // device controller), so batches are sized for `regrowth->max_blocks`, all the blocks it may
-// give the queue, as the megakernel's are for its grid; `*found_empty` then tells a stop
-// because the queue had nothing (see linger_on_empty_queue). Sized for a one-block launch instead, the
-// first block to see a burst of tasks claimed 8 rounds of them and ran them one round after
-// another while the blocks launched for the burst found the queue empty (the 11-type tree's
-// J5 joins: 64 on one block for over 80 us on an H100; docs/benchmarks.md). Read here, through a
-// pointer, not kept in a register through the block's loop: kept, it cost the empty-task
-// worker 4 registers (40 -> 44). Loaded with the queue's counters: loaded after them, just
-// before the claim, a phase change under the controller took 1.02-1.07x as long (H200).
+// give the queue, as the megakernel's are for its grid. Sized for a one-block launch instead,
+// the first block to see a burst of tasks claimed 8 rounds of them and ran them one round
+// after another while the blocks launched for the burst found the queue empty (the 11-type
+// tree's J5 joins: 64 on one block for over 80 us on an H100; docs/benchmarks.md). Read here,
+// through a pointer, not kept in a register through the block's loop: kept, it cost the
+// empty-task worker 4 registers (40 -> 44). Loaded with the queue's counters: loaded after
+// them, just before the claim, a phase change under the controller took 1.02-1.07x as long
+// (H200). `*may_linger` then tells a stop because the queue had nothing, of a queue whose
+// blocks may poll it for more (linger_on_empty_queue). What says so is loaded with the
+// counters too: a load of its own on the way out held up every phase change (the cyclic
+// ping-pong's round 1.05x, H200).
 template <bool Regrown>
 __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q,
                                               bool ran_before, QueueLaunch launch, const Regrowth* regrowth,
-                                              bool* found_empty) {
+                                              bool* may_linger) {
   Batch batch;
   const PhaseController pc = g.controller();
   // Loaded before the run's words, so that all arrive in one memory round trip.
   const std::int64_t available = g.queues[q].available_hint();
   const std::uint32_t live = load_relaxed(g.state->live_blocks[q]);
   const std::uint32_t sharing = Regrown ? regrowth->max_blocks : launch.blocks;
+  [[maybe_unused]] bool lingers = false;
+  if constexpr (Regrown) lingers = regrowth->linger_ns != 0 && g.table.pending_slot(q) == 0;
   const PhaseController::Look look = pc.look();
   if (!look.running || (ran_before && leave_to_next_launch(layout, q, available, live, launch))) {
     batch.stop = true;
@@ -136,7 +141,7 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
   batch.queue = q;
   batch.count = g.queues[q].claim(batch_size(layout, q, available, sharing), available, batch.first);
   batch.stop = batch.count == 0;
-  if constexpr (Regrown) *found_empty = batch.stop;
+  if constexpr (Regrown) *may_linger = batch.stop && lingers;
   // This kernel runs only while q's phase is current, and the claimed tasks keep it so.
   batch.phase = g.table.num_phases == 0 ? look.phase : pc.current();
   return batch;
@@ -146,16 +151,15 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
 // again (after a short sleep) instead of leaving. A block that leaves costs the spinning
 // controller a new launch once more tasks come (a device-side launch takes the controller
 // thread ~6-8 us, FACTS.md). It polls
-// - only for a phaseless queue: a phase changes only when no worker runs, so every block
-//   that polls the queue of a phase would hold up its end;
+// - only for a phaseless queue and a nonzero `linger_ns` (next_timesliced_batch checked): a
+//   phase changes only when no worker runs, so every block that polled the queue of a phase
+//   would hold up its end;
 // - for at most `linger_ns` since it first found the queue empty;
 // - while no launched block waits for room (active warps within the resident warps); and
 // - while phaseless tasks are pending elsewhere (queued, running or handed off), which may
 //   still spawn into the queue.
 // `empty_since`: thread 0's, 0 while the block has work.
-__device__ inline bool linger_on_empty_queue(const DeviceGraph& g, std::uint32_t q, const Regrowth& r,
-                                             std::uint64_t& empty_since) {
-  if (r.linger_ns == 0 || g.table.pending_slot(q) != 0) return false;
+__device__ inline bool linger_on_empty_queue(const DeviceGraph& g, const Regrowth& r, std::uint64_t& empty_since) {
   const std::uint64_t now = global_timer_ns();
   if (empty_since == 0) empty_since = now;
   else if (now - empty_since >= r.linger_ns) return false;
@@ -192,11 +196,11 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
   __syncthreads();
   for (;;) {
     if (threadIdx.x == 0) {
-      bool found_empty = false;
+      bool may_linger = false;
       if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch))
-        batch = next_timesliced_batch<Regrown>(g, layout, q, ran_before, launch, regrowth, &found_empty);
+        batch = next_timesliced_batch<Regrown>(g, layout, q, ran_before, launch, regrowth, &may_linger);
       if constexpr (Regrown) {
-        if (found_empty && linger_on_empty_queue(g, q, *regrowth, empty_since)) batch.stop = false;
+        if (may_linger && linger_on_empty_queue(g, *regrowth, empty_since)) batch.stop = false;
         else empty_since = 0;
       }
       if (!batch.stop && (!Regrown || batch.count != 0)) prepare_worker_barriers(g, layout, batch, smem);
