@@ -40,9 +40,10 @@ struct DeviceControllerConfig {
   std::uint32_t pending_launches = 2048;
   // Active worker warps kept at most: #SMs x max resident threads per SM x this / 32.
   double oversubscription = 1.5;
-  // Spin mode: how long a worker block that found its queue empty polls it for more tasks
-  // before it leaves (while tasks of its phase are pending elsewhere), in microseconds; 0: it
-  // leaves at once. A block that leaves costs the controller a new launch when tasks come.
+  // Spin mode: how long a worker block that found its phaseless queue empty polls it for more
+  // tasks before it leaves (while phaseless tasks are pending elsewhere and no launched block
+  // waits for room), in microseconds; 0: it leaves at once. A block that leaves costs the
+  // controller a new launch when tasks come (docs/schedulers.md, "Blocks that wait for more").
   std::uint32_t linger_us = 20;
 };
 

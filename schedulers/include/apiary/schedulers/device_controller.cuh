@@ -84,8 +84,9 @@ struct PdcParams {
   PdcState* pdc = nullptr;
   std::uint32_t shared = 0;           // dynamic shared memory of a worker block
   std::uint32_t max_blocks = 0;       // resident worker blocks on the device (occupancy x SMs)
-  // Spin mode: max_blocks again, and how long a worker block polls its empty queue before it
-  // leaves (Config::device_controller.linger_us), where the worker's blocks read them.
+  // Spin mode, what the worker's blocks read where they size a batch or find their queue
+  // empty: max_blocks again, how long a block polls its empty queue before it leaves
+  // (Config::device_controller.linger_us), the resident warps and the active-warp counter.
   Regrowth regrowth{};
   std::uint32_t max_warps = 0;        // oversubscription bound
   std::uint32_t warps_per_block = 0;

@@ -68,7 +68,6 @@ struct Regrowth {
   const std::uint32_t* active_warps;  // warps of the worker blocks launched and not exited (PdcState)
 };
 
-
 // A round launches queue q's kernel when its task type may run in `phase` and it holds tasks.
 APIARY_HD inline bool round_launches(const PhaseTableView& table, std::uint32_t q, PhaseWord phase,
                                      std::int64_t available) {
