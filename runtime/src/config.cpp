@@ -54,8 +54,8 @@ void read_device_controller(const json& j, DeviceControllerConfig& dc, const std
   if (j.contains("pending_launches"))
     dc.pending_launches = number<std::uint32_t>(j, "pending_launches", where, 1, 1u << 24);
   if (j.contains("oversubscription")) dc.oversubscription = number<double>(j, "oversubscription", where, 0.01, 64.0);
-  // At most 1 s: the worker's nanosecond bound is 32 bits.
-  if (j.contains("linger_us")) dc.linger_us = number<std::uint32_t>(j, "linger_us", where, 0, 1'000'000);
+  if (j.contains("linger_us"))
+    dc.linger_us = number<std::uint32_t>(j, "linger_us", where, 0, DeviceControllerConfig::max_linger_us);
 }
 
 void read_timesliced_graph(const json& j, TimeslicedGraphConfig& tg, const std::string& where) {
@@ -70,6 +70,12 @@ void read_timesliced_graph(const json& j, TimeslicedGraphConfig& tg, const std::
 }
 
 }  // namespace
+
+void DeviceControllerConfig::check(const std::string& where) const {
+  if (linger_us > max_linger_us)
+    throw InputError(where + ": device_controller.linger_us",
+                     "value " + std::to_string(linger_us) + " out of range [0, " + std::to_string(max_linger_us) + "]");
+}
 
 void TimeslicedGraphConfig::check(const std::string& where) const {
   auto in_range = [&](const char* key, std::uint32_t value, std::uint32_t max_value) {

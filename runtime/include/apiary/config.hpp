@@ -44,7 +44,11 @@ struct DeviceControllerConfig {
   // tasks before it leaves (while phaseless tasks are pending elsewhere and no launched block
   // waits for room), in microseconds; 0: it leaves at once. A block that leaves costs the
   // controller a new launch when tasks come (docs/schedulers.md, "Blocks that wait for more").
+  static constexpr std::uint32_t max_linger_us = 1'000'000;  // the worker's bound is 32-bit ns
   std::uint32_t linger_us = 20;
+  // Throws InputError naming `where` and the key when a value is out of range (the JSON reader
+  // refuses such values too, code may set them).
+  void check(const std::string& where) const;
 };
 
 // The timesliced scheduler's graph mode (Scheduler::timesliced_graph): the host launches a CUDA

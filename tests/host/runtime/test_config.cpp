@@ -42,6 +42,11 @@ TEST_CASE("config: device controller keys and scheduler names", "[config]") {
   REQUIRE(c.device_controller.linger_us == 0);
   REQUIRE_THROWS_WITH(Config::parse(R"({"device_controller": {"linger_us": 2000000}})"),
                       Catch::Contains("linger_us"));
+  DeviceControllerConfig set_in_code;  // what the JSON reader refuses, check() refuses too
+  set_in_code.linger_us = DeviceControllerConfig::max_linger_us;
+  REQUIRE_NOTHROW(set_in_code.check("code"));
+  set_in_code.linger_us = DeviceControllerConfig::max_linger_us + 1;
+  REQUIRE_THROWS_WITH(set_in_code.check("code"), Catch::Contains("device_controller.linger_us"));
   REQUIRE(parse_scheduler("pdc") == Scheduler::device_controller);
   REQUIRE(parse_scheduler("device_controller") == Scheduler::device_controller);
   REQUIRE(parse_scheduler("device_controller_wave") == Scheduler::device_controller_wave);

@@ -86,7 +86,8 @@ struct PdcParams {
   std::uint32_t max_blocks = 0;       // resident worker blocks on the device (occupancy x SMs)
   // Spin mode, what the worker's blocks read where they size a batch or find their queue
   // empty: max_blocks again, how long a block polls its empty queue before it leaves
-  // (Config::device_controller.linger_us), the resident warps and the active-warp counter.
+  // (Config::device_controller.linger_us) and which queues' blocks may (the phaseless ones),
+  // the resident warps and the active-warp counter.
   Regrowth regrowth{};
   std::uint32_t max_warps = 0;        // oversubscription bound
   std::uint32_t warps_per_block = 0;
@@ -577,8 +578,10 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   params.shared = plan.shared;
   params.max_blocks = plan.blocks();
   params.warps_per_block = params.layout.block_threads / 32;
-  params.regrowth = {params.max_blocks, mode == PdcMode::spin ? config.device_controller.linger_us * 1000u : 0u,
-                     params.max_blocks * params.warps_per_block, nullptr};
+  config.device_controller.check("device_controller");
+  const bool lingers = mode == PdcMode::spin && config.device_controller.linger_us != 0;
+  params.regrowth = {params.max_blocks, config.device_controller.linger_us * 1000u,
+                     lingers ? table.phaseless().mask() : 0u, params.max_blocks * params.warps_per_block, nullptr};
   params.max_warps = pdc_max_warps(device, config.device_controller.oversubscription, params.warps_per_block);
   params.pending_limit = config.device_controller.pending_launches;
   detail::size_pending_launch_pool(config.device_controller.pending_launches);

@@ -63,7 +63,8 @@ struct QueueLaunch {
 // controller, PdcParams) read where they size a batch or find their queue empty.
 struct Regrowth {
   std::uint32_t max_blocks;        // all the blocks the scheduler may give the queue (its resident blocks)
-  std::uint32_t linger_ns;         // how long a block that found the queue empty polls for more (0: it leaves)
+  std::uint32_t linger_ns;         // how long a block that found the queue empty polls for more
+  std::uint64_t lingering_queues;  // bit q: queue q's blocks may poll it when empty (its phaseless queues)
   std::uint32_t resident_warps;    // the warps of max_blocks blocks
   const std::uint32_t* active_warps;  // warps of the worker blocks launched and not exited (PdcState)
 };
@@ -131,7 +132,7 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
   const std::uint32_t live = load_relaxed(g.state->live_blocks[q]);
   const std::uint32_t sharing = Regrown ? regrowth->max_blocks : launch.blocks;
   [[maybe_unused]] bool lingers = false;
-  if constexpr (Regrown) lingers = regrowth->linger_ns != 0 && g.table.pending_slot(q) == 0;
+  if constexpr (Regrown) lingers = (regrowth->lingering_queues >> q) & 1u;
   const PhaseController::Look look = pc.look();
   if (!look.running || (ran_before && leave_to_next_launch(layout, q, available, live, launch))) {
     batch.stop = true;
@@ -150,9 +151,9 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
 // again (after a short sleep) instead of leaving. A block that leaves costs the spinning
 // controller a new launch once more tasks come (a device-side launch takes the controller
 // thread ~6-8 us, FACTS.md). It polls
-// - only for a phaseless queue and a nonzero `linger_ns` (next_timesliced_batch checked): a
-//   phase changes only when no worker runs, so every block that polled the queue of a phase
-//   would hold up its end;
+// - only for a queue of `lingering_queues`, the phaseless ones (next_timesliced_batch
+//   checked): a phase changes only when no worker runs, so every block that polled the queue
+//   of a phase would hold up its end;
 // - for at most `linger_ns` since it first found the queue empty;
 // - while no launched block waits for room (active warps within the resident warps); and
 // - while phaseless tasks are pending elsewhere (queued, running or handed off), which may
