@@ -262,7 +262,9 @@ class Context {
 
   // Where an enqueued task goes: its queue, or the block's hand-off slot if it is free and
   // accepts the queue (continuations and released tasks only: a task spawned while its
-  // parent still works must stay free to start elsewhere).
+  // parent still works must stay free to start elsewhere). Either route: a lone task of
+  // another phase may wait in the slot for its phase (phase_wait.hpp), as it cannot start
+  // before this task ended anyway.
   enum class Route { queue, handoff };
 
   // Warp-aggregated enqueue: the threads of a warp that enqueue to the same queue at the same
@@ -280,6 +282,13 @@ class Context {
       handoff_->put(q, item, bytes, tag);  // counted pending when this batch finishes
       handed_off_ = true;
       return;
+    }
+    if constexpr (Traits::phased) {
+      if (count == 1 && handoff_->try_wait_for_phase(q)) {
+        // counted pending when this batch finishes; runs here when its phase begins
+        handoff_->put_for_phase(q, item, bytes, tag, PhaseWait{&g_->state->phase_word, g_->table.queue_phase[q]});
+        return;
+      }
     }
     unsigned long long first = 0;
     int reserved = 1;

@@ -1399,6 +1399,108 @@ TEST_CASE("a task handed off when the run stops is left in its queue, not lost",
   for (std::uint32_t i = 0; i < links; ++i) REQUIRE(ran[i] == (i <= stop_at ? 1u : 0u));
 }
 
+// ---- tasks that wait for their phase in the spawner's block --------------------------------
+
+// Chains that alternate between two phases: link i of every chain runs in the phase change i
+// (phase i % 2), each link spawned alone by the one before. Under the megakernel with the
+// hand-off on, a lone spawn into the other phase waits in its spawner's block for that phase
+// (phase_wait.hpp) instead of in its queue.
+struct PhaseLinkJob {
+  std::uint32_t chain;
+  std::uint32_t index;
+  std::uint32_t links;
+  std::uint32_t stop_at;  // the link that stops the run after spawning the next (links: none)
+  std::uint32_t* ran;     // [chain * links + index]: runs of the link
+  std::uint32_t* block;   // the block that ran it
+  std::uint32_t* epoch;   // the phase changes before it ran
+};
+template <int Parity>
+struct PhaseLink {
+  using Item = PhaseLinkJob;
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = Parity == 0 ? "Even" : "Odd";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& job, Ctx& ctx) const {
+    if (w.rank() != 0) return;
+    const std::uint32_t at = job.chain * job.links + job.index;
+    atomicAdd(&job.ran[at], 1u);
+    job.block[at] = blockIdx.x;
+    job.epoch[at] = ctx.phase().epoch;
+    if (job.index + 1 < job.links) {
+      PhaseLinkJob next = job;
+      ++next.index;
+      ctx.template spawn<PhaseLink<1 - Parity>>(next);
+    }
+    if (job.index == job.stop_at) ctx.stop();
+  }
+};
+using PhaseLinkGraph = CyclicPhaseQueue<Phase<PhaseLink<0>>, Phase<PhaseLink<1>>>;
+
+struct PhaseLinkRun {
+  Report report;
+  std::vector<std::uint32_t> ran, block, epoch;
+};
+PhaseLinkRun run_phase_links(Scheduler scheduler, bool handoff, std::uint32_t chains, std::uint32_t links,
+                             std::uint32_t stop_at) {
+  const std::size_t n = std::size_t(chains) * links;
+  DeviceBuffer<std::uint32_t> ran(n), block(n), epoch(n);
+  upload(ran, std::vector<std::uint32_t>(n, 0));
+  upload(epoch, std::vector<std::uint32_t>(n, ~0u));
+  Config config;
+  config.handoff = handoff;
+  Runtime<PhaseLinkGraph> rt{config};
+  std::vector<PhaseLinkJob> seeds;
+  for (std::uint32_t c = 0; c < chains; ++c)
+    seeds.push_back(PhaseLinkJob{c, 0, links, stop_at, ran.get(), block.get(), epoch.get()});
+  rt.seed<PhaseLink<0>>(seeds);
+  PhaseLinkRun out;
+  out.report = rt.run(scheduler);
+  out.ran = download(ran);
+  out.block = download(block);
+  out.epoch = download(epoch);
+  return out;
+}
+
+TEST_CASE("a lone task spawned into the next phase runs in that phase, in its spawner's block under the megakernel",
+          "[gpu][phases][handoff]") {
+  const Scheduler scheduler = each_scheduler();
+  const bool handoff = GENERATE(true, false);
+  const std::uint32_t links = 400;
+  for (const std::uint32_t chains : {1u, 3000u}) {
+    INFO("hand-off " << handoff << ", chains " << chains);
+    const PhaseLinkRun r = run_phase_links(scheduler, handoff, chains, links, links);
+    INFO(r.report.format());
+    REQUIRE(r.report.ok());
+    REQUIRE(r.report.status == RunStatus::finished);
+    REQUIRE(r.report.total_executed == std::uint64_t(chains) * links);
+    REQUIRE(r.report.phase_changes == links - 1);
+    for (std::uint32_t c = 0; c < chains; ++c)
+      for (std::uint32_t i = 0; i < links; ++i) {
+        const std::size_t at = std::size_t(c) * links + i;
+        INFO("chain " << c << " link " << i);
+        REQUIRE(r.ran[at] == 1);
+        REQUIRE(r.epoch[at] == i);  // in its own phase change, never earlier or later
+      }
+    // One chain: every link waited in the block that ran the link before it.
+    if (scheduler == Scheduler::megakernel && handoff && chains == 1)
+      REQUIRE(r.block == std::vector<std::uint32_t>(links, r.block[0]));
+  }
+}
+
+TEST_CASE("a task waiting for its phase when the run stops is left in its queue, not lost", "[gpu][phases][stop]") {
+  const Scheduler scheduler = each_scheduler();
+  const std::uint32_t links = 100, stop_at = 41;
+  const PhaseLinkRun r = run_phase_links(scheduler, true, 1, links, stop_at);
+  INFO(r.report.format());
+  REQUIRE(r.report.ok());
+  REQUIRE(r.report.status == RunStatus::stopped);
+  REQUIRE(r.report.total_executed == stop_at + 1);
+  REQUIRE(r.report.executed("Odd") == (stop_at + 1) / 2);
+  REQUIRE(r.report.queues[0].queued == 1);  // link stop_at + 1 (even), spawned before the stop
+  for (std::uint32_t i = 0; i < links; ++i) REQUIRE(r.ran[i] == (i <= stop_at ? 1u : 0u));
+}
+
 // Fan-out/fan-in trees on queues no larger than a level (as in the fan_tree benchmark): every
 // ring wraps each level while workers of both types produce into the other's queue (forks
 // spawn leaves, leaves release the next fork). A block that ran a batch's later rounds from

@@ -70,6 +70,38 @@ TEST_CASE("phase table: the queues that run in a phase, one at a time and as a m
   REQUIRE(v.queues_running_in(3) == (~std::uint64_t(0) << 5 | 0b11));
 }
 
+TEST_CASE("phase table: the queues a lone spawn may wait for its phase in, once and cyclic", "[phases][handoff]") {
+  // As above: phaseless 0-1, phase 0 = 2-3, phase 1 empty, phase 2 = 4, phase 3 = 5-63.
+  std::vector<QueueLayout> queues{layout("Free0", no_phase), layout("Free1", no_phase), layout("A", 0),
+                                  layout("B", 0), layout("C", 2)};
+  for (std::size_t i = 0; queues.size() < max_queues; ++i) {
+    const std::string name = "D" + std::to_string(i);
+    queues.push_back(layout(name.c_str(), 3));
+  }
+  for (const bool cyclic : {false, true}) {
+    INFO("cyclic " << cyclic);
+    const PhaseTableView v = PhaseTable(queues, cyclic).view();
+    for (std::int32_t phase = no_phase; phase <= 3; ++phase) {
+      INFO("phase " << phase);
+      const std::uint64_t mask = v.queues_waiting_from(phase);
+      for (std::uint32_t q = 0; q < v.num_queues; ++q) {
+        // Never a phaseless queue or one of the running phase; from a phase of a graph whose
+        // phases run once, only later phases' queues; from no phase, every phased queue.
+        const std::int32_t p = v.queue_phase[q];
+        const bool expected = p != no_phase && p != phase && (cyclic || phase == no_phase || p > phase);
+        REQUIRE(((mask >> q) & 1u) == (expected ? 1u : 0u));
+      }
+    }
+  }
+  const PhaseTableView once = PhaseTable(queues, false).view();
+  REQUIRE(once.queues_waiting_from(no_phase) == ~std::uint64_t(0b11));
+  REQUIRE(once.queues_waiting_from(0) == ~std::uint64_t(0b1111));
+  REQUIRE(once.queues_waiting_from(3) == 0);  // the last phase: nothing comes after it
+  REQUIRE(PhaseTable(queues, true).view().queues_waiting_from(2) == (~std::uint64_t(0b11) & ~std::uint64_t(0b10000)));
+  // A graph without phases: nothing to wait for.
+  REQUIRE(PhaseTable({layout("Free", no_phase)}, false).view().queues_waiting_from(no_phase) == 0);
+}
+
 TEST_CASE("phase table: bad layouts are rejected with the type's name", "[phases]") {
   REQUIRE_THROWS_WITH(PhaseTable({layout("Big", 0, 2048)}, false), Catch::Contains("'Big'") && Catch::Contains("1 to 1024"));
   REQUIRE_THROWS_WITH(PhaseTable({}, false), Catch::Contains("no task types"));

@@ -18,12 +18,26 @@ namespace apiary {
 
 // The batch of one that runs the task handed off during `previous`. Its phase is still
 // current: nothing could end it while `previous` ran, and the handed-off task is pending.
+// (A task that waited for its phase runs in that phase: the overload below.)
 APIARY_HD inline Batch handed_off_batch(const Batch& previous, std::uint32_t queue) {
   Batch batch;
   batch.queue = queue;
   batch.count = 1;
   batch.phase = previous.phase;
   batch.handed_off = true;
+  return batch;
+}
+
+// The batch of one that runs the task in the slot, which ready() just found may run: in
+// `previous`'s phase, or, for a task that waited for its phase, in the phase it entered.
+template <std::uint32_t B>
+APIARY_HD Batch handed_off_batch(const Batch& previous, Handoff<B>& handoff) {
+  Batch batch = handed_off_batch(previous, handoff.queue);
+  if (handoff.entered_phase != 0) {
+    batch.phase = PhaseWord::unpack(handoff.entered);
+    batch.entered_phase = true;
+    handoff.entered_phase = 0;
+  }
   return batch;
 }
 
@@ -57,12 +71,13 @@ APIARY_HD bool next_handed_off(const QueueView* queues, const PhaseController& p
   if (!handoff.full() || !handoff.ready()) return false;
   const bool ending = handoff.stopping != 0 || (handoff.status_due() && !check_in(queues, pc, handoff));
   if (!ending) {
-    next = handed_off_batch(previous, handoff.queue);
+    next = handed_off_batch(previous, handoff);
     return true;
   }
   count_deferred(queues, handoff);
   const QueueView& queue = queues[handoff.queue];
   queue.push_words(handoff.item, queue.stride, handoff.tag);  // may fail only on an error already raised
+  handoff.forget_wait();  // a phase it entered, if it waited for one
   handoff.clear();
   next = Batch{};
   next.stop = true;

@@ -48,7 +48,7 @@ __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std
       if (!batch.stale) [[likely]] return batch;
       settle_stale<Cyclic>(g.queues, pc, batch, staging);  // then poll again
     }
-    if (handoff.held() && handoff.ready()) return handed_off_batch(previous, handoff.queue);
+    if (handoff.held() && handoff.ready()) return handed_off_batch(previous, handoff);
     __nanosleep(backoff);
     // Short sleeps: a chain of single tasks waits at most ~0.3 us. A cap of 1024 or 4096 ns
     // (to load the L2 less with idle polls) measured no throughput gain on an H200 and
@@ -67,6 +67,15 @@ __device__ void trace_held_release(const DeviceGraph& g, Handoff<B>& handoff) {
   if (g.trace.enabled())
     g.trace.event(DependencyEvent{global_timer_ns(), handoff.tag, static_cast<std::uint32_t>(DependencyEventKind::release),
                                   no_task, 0, handoff.queue});
+}
+
+// Thread 0, for a batch in a phase the block's slot was not set up for (any batch but a
+// hand-off within the last batch's phase): the queues whose tasks the slot takes in it.
+template <class Graph, std::uint32_t B>
+__device__ void accept_for_phase(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch, Handoff<B>& handoff) {
+  const bool on = layout.handoff && !batch.stop;
+  handoff.accept = on ? g.table.queues_running_in(batch.phase.phase) : 0;
+  if constexpr (GraphTraits<Graph>::phased) handoff.phase_accept = on ? g.table.queues_waiting_from(batch.phase.phase) : 0;
 }
 
 // Phaseless queues: eligible in every phase, so a task of theirs may wait in a block's slot
@@ -110,15 +119,15 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
   for (;;) {
     if (threadIdx.x == 0) {
       // A task handed off by the last batch runs first (in the same phase: the accepted
-      // queues stay). Otherwise any queue eligible in the new batch's phase may hand one off,
-      // since this block runs every task type.
+      // queues stay; or one that waited for its phase, which is now current). Otherwise any
+      // queue eligible in the new batch's phase may hand one off, since this block runs every
+      // task type, and any queue of another phase may leave a lone task waiting for it.
       if (next_handed_off(g.queues, g.controller(), handoff, batch, batch)) {
         if (blockIdx.x == 0) g.drain_host_input();  // as next_batch does: block 0 takes host input
       } else {
         batch = next_batch<GraphTraits<Graph>::cyclic>(g, layout, rotor, handoff, batch, smem);
-        if (!batch.handed_off)
-          handoff.accept = layout.handoff && !batch.stop ? g.table.queues_running_in(batch.phase.phase) : 0;
       }
+      if (!batch.handed_off || batch.entered_phase) accept_for_phase<Graph>(g, layout, batch, handoff);
       if (batch.stop) give_back_held(g.queues, handoff);
       else {
         trace_held_release(g, handoff);
