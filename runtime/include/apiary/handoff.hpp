@@ -2,10 +2,9 @@
 // continuation (ctx.spawn_next) or dependency-released task (the waiter a ctx.resolve frees)
 // that a single thread enqueues during a batch, into a queue the block is allowed to run next,
 // stays in the block's shared memory and runs right after the batch instead of travelling
-// through its queue. Plain spawns go through the queue (but for a lone spawn into another
-// phase, below): a child spawned while its parent still works must be free to start on
-// another block (measured: handing those off too made the 11-type synthetic tree's span 29%
-// longer in individual mode on an H200).
+// through its queue. Plain spawns always go through the queue: a child spawned while its
+// parent still works must be free to start on another block (measured: handing those off too
+// made the 11-type synthetic tree's span 29% longer in individual mode on an H200).
 //
 // Why: a hop through a queue is a chain of dependent L2 round trips and fences (reserve,
 // wait for the slot, publish, commit; then another block polls, claims, waits for the
@@ -45,12 +44,12 @@
 // until a word many tasks wait on reaches a count (a barrier's arrivals), instead of a
 // dependency of its own. Nothing else releases it, so only a block that holds it can run it.
 //
-// Tasks that wait for their phase (megakernel only, phase_wait.hpp): a lone spawn (plain or a
-// continuation) into a queue of a phase other than the running batch's (in a graph whose
-// phases run once, a later phase) waits here instead of in its queue, and runs as the block's
-// next batch once its phase is current. Nothing else could run it earlier: a phase begins
-// only after every task of the phase before it ended, and then every block is idle. The batch
-// that ran in the new phase sets the block's accept masks for that phase.
+// Tasks that wait for their phase (megakernel only, phase_wait.hpp): a continuation or a
+// released task of a queue of another phase than the running batch's (in a graph whose phases
+// run once, a later phase) waits here instead of in its queue, and runs as the block's next
+// batch once its phase is current (enter_phase, handoff_batches.hpp). Nothing could run it
+// earlier: a phase begins only after every task of the phase before it ended, and then every
+// block is idle. The batch that runs it sets the block's accept masks for the new phase.
 //
 // Local hops (take_local_hop, handoff_batches.hpp): the worker that ran a handed-off task
 // takes the task that task handed off to its own queue itself, without going back through the
@@ -65,7 +64,6 @@
 #include <apiary/block_atomic.hpp>
 #include <apiary/dependency.hpp>
 #include <apiary/gate.hpp>
-#include <apiary/phase_wait.hpp>
 #include <apiary/platform.hpp>
 #include <apiary/queue.hpp>
 #include <apiary/trace_record.hpp>
@@ -82,12 +80,10 @@ struct Handoff {
 
   std::uint64_t accept;     // bit q: tasks of queue q may be handed off (set by the scheduler)
   std::uint64_t hold_accept;  // bit q: tasks of queue q may be held for a dependency (set by the scheduler)
-  std::uint64_t phase_accept;  // bit q: a lone spawn into queue q may wait here for its phase (set by the scheduler)
+  std::uint64_t phase_accept;  // bit q: a task of queue q may wait here for its phase (set by the scheduler)
   Dependency* waits_on;     // the held task's dependency; nullptr: the task is ready (unless gated)
   Gate gate;                // the gated task's gate; gate.word == nullptr: not gated
-  PhaseWait phase_wait;     // the phase the task waits for; phase_wait.word == nullptr: none
-  std::uint64_t entered;    // the phase word in which the task that waited for its phase became ready
-  std::uint32_t entered_phase;  // 1: that task is the next batch and has not run yet (handed_off_batch)
+  std::uint32_t waits_for_phase;  // 1: the task waits until its queue's phase is current
   std::uint32_t fresh;      // the task was put during the running batch and is not counted pending yet
   std::uint32_t was_held;   // the ready task waited here for `tag` (its release is not traced yet)
   std::uint32_t taken;      // 0: empty; 1: a task was put (or is being put)
@@ -107,8 +103,7 @@ struct Handoff {
     phase_accept = 0;
     waits_on = nullptr;
     gate.word = nullptr;
-    phase_wait.word = nullptr;
-    entered_phase = 0;
+    waits_for_phase = 0;
     fresh = 0;
     was_held = 0;
     taken = 0;
@@ -123,7 +118,7 @@ struct Handoff {
   APIARY_HD bool try_take(std::uint32_t q) { return try_claim(accept, q); }
   // The same for a task that is to wait here for a dependency (put_held).
   APIARY_HD bool try_hold(std::uint32_t q) { return try_claim(hold_accept, q); }
-  // The same for a lone spawn into a queue of another phase (put_for_phase).
+  // The same for a task of another phase, to wait here for its phase (then wait_for_phase).
   APIARY_HD bool try_wait_for_phase(std::uint32_t q) { return try_claim(phase_accept, q); }
 
   // The thread that took the slot writes the task (bytes <= Bytes, 8-byte aligned source).
@@ -134,8 +129,7 @@ struct Handoff {
     tag = dependency_tag;
     waits_on = nullptr;
     gate.word = nullptr;
-    phase_wait.word = nullptr;
-    fresh = 1;
+    fresh = 1;  // (waits_for_phase is 0 in a free slot: enter_phase and forget_wait clear it)
   }
   // The same for a task that waits for resolutions of `dep` (after try_hold); the wait
   // begins after the holding task (begin_hold).
@@ -149,19 +143,15 @@ struct Handoff {
     gate = g;
   }
 
-  // The same for a task that waits for its phase (after try_wait_for_phase; phase_wait.hpp).
-  APIARY_HD void put_for_phase(std::uint32_t q, const void* source, std::uint32_t bytes, std::uint64_t dependency_tag,
-                               const PhaseWait& wait) {
-    put(q, source, bytes, dependency_tag);
-    phase_wait = wait;
-  }
+  // The task put last (after try_wait_for_phase) waits for its queue's phase (phase_wait.hpp).
+  APIARY_HD void wait_for_phase() { waits_for_phase = 1; }
 
   // Read after a block barrier: whether a task waits here.
   APIARY_HD bool full() const { return detail::block_load(taken) != 0; }
 
   // Thread 0, after a block barrier: whether the task here may run now (a held task once its
-  // dependency is resolved, a gated one once its gate is open, one that waits for its phase
-  // once that phase is current; this polls them).
+  // dependency is resolved, a gated one once its gate is open; this polls them). A task that
+  // waits for its phase is not asked here: enter_phase (handoff_batches.hpp) polls it.
   APIARY_HD bool ready() {
     if (waits_on != nullptr) {
       if (!held_ready(*waits_on)) return false;
@@ -172,13 +162,6 @@ struct Handoff {
     if (gate.word != nullptr) {
       if (!gate_open(gate)) return false;
       gate.word = nullptr;
-    }
-    if (phase_wait.word != nullptr) {
-      PhaseWord now;
-      if (!phase_reached(phase_wait, now)) return false;
-      phase_wait.word = nullptr;
-      entered = now.pack();
-      entered_phase = 1;
     }
     return true;
   }
@@ -194,15 +177,12 @@ struct Handoff {
   }
 
   // Thread 0, after a block barrier: whether a task waits here for a dependency or a gate.
-  APIARY_HD bool held() const {
-    return full() && (waits_on != nullptr || gate.word != nullptr || phase_wait.word != nullptr);
-  }
+  APIARY_HD bool held() const { return full() && (waits_on != nullptr || gate.word != nullptr); }
   // Thread 0: the waiting task leaves the slot unrun (the run ended first).
   APIARY_HD void forget_wait() {
     waits_on = nullptr;
     gate.word = nullptr;
-    phase_wait.word = nullptr;
-    entered_phase = 0;
+    waits_for_phase = 0;
   }
 
   // The task that ran the handed-off item read it: the slot may take the next one.

@@ -1402,9 +1402,9 @@ TEST_CASE("a task handed off when the run stops is left in its queue, not lost",
 // ---- tasks that wait for their phase in the spawner's block --------------------------------
 
 // Chains that alternate between two phases: link i of every chain runs in the phase change i
-// (phase i % 2), each link spawned alone by the one before. Under the megakernel with the
-// hand-off on, a lone spawn into the other phase waits in its spawner's block for that phase
-// (phase_wait.hpp) instead of in its queue.
+// (phase i % 2), each link the continuation of the one before (ctx.spawn_next). Under the
+// megakernel with the hand-off on, a continuation of the other phase waits in its spawner's
+// block for that phase (phase_wait.hpp) instead of in its queue.
 struct PhaseLinkJob {
   std::uint32_t chain;
   std::uint32_t index;
@@ -1430,7 +1430,7 @@ struct PhaseLink {
     if (job.index + 1 < job.links) {
       PhaseLinkJob next = job;
       ++next.index;
-      ctx.template spawn<PhaseLink<1 - Parity>>(next);
+      ctx.template spawn_next<PhaseLink<1 - Parity>>(next);
     }
     if (job.index == job.stop_at) ctx.stop();
   }
@@ -1462,7 +1462,7 @@ PhaseLinkRun run_phase_links(Scheduler scheduler, bool handoff, std::uint32_t ch
   return out;
 }
 
-TEST_CASE("a lone task spawned into the next phase runs in that phase, in its spawner's block under the megakernel",
+TEST_CASE("a continuation of the next phase runs in that phase, in its spawner's block under the megakernel",
           "[gpu][phases][handoff]") {
   const Scheduler scheduler = each_scheduler();
   const bool handoff = GENERATE(true, false);

@@ -113,7 +113,8 @@ struct Sim {
       return;
     }
     if (local != nullptr && local->try_wait_for_phase(q)) {
-      local->put_for_phase(q, &item, sizeof(item), 0, PhaseWait{&state.phase_word, table.queue_phase[q]});
+      local->put(q, &item, sizeof(item), 0);
+      local->wait_for_phase();
       waited_for_phase.fetch_add(1, std::memory_order_relaxed);
       return;
     }
@@ -227,7 +228,7 @@ struct Sim {
     Batch b;
     for (;;) {
       // next_handed_off also polls a held join's dependency (as the megakernel's loop does).
-      if (!next_handed_off(views.data(), pc, slot, b, b)) {
+      if (!next_handed_off<true>(views.data(), pc, slot, b, b)) {
         b = pick_batch(
             views.data(), pc, rotor, [](std::uint32_t, std::int64_t available) {
               return static_cast<std::uint32_t>(available < max_batch ? available : max_batch);
@@ -240,6 +241,9 @@ struct Sim {
           stale.fetch_add(1, std::memory_order_relaxed);
           b = Batch{};
         }
+        // Nothing to run: a task that waits for its phase runs once that phase is current (as
+        // the megakernel's next_batch takes it).
+        if (!b.stop && b.count == 0) enter_phase(pc, slot, b);
       }
       // As the megakernel's accept_for_phase: for every batch but a hop within the last one's phase.
       if (!b.handed_off || b.entered_phase) {

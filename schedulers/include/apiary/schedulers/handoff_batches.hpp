@@ -7,6 +7,7 @@
 
 #include <apiary/handoff.hpp>
 #include <apiary/phase_table.hpp>
+#include <apiary/phase_wait.hpp>
 #include <apiary/platform.hpp>
 #include <apiary/queue.hpp>
 #include <apiary/run_state.hpp>
@@ -28,19 +29,6 @@ APIARY_HD inline Batch handed_off_batch(const Batch& previous, std::uint32_t que
   return batch;
 }
 
-// The batch of one that runs the task in the slot, which ready() just found may run: in
-// `previous`'s phase, or, for a task that waited for its phase, in the phase it entered.
-template <std::uint32_t B>
-APIARY_HD Batch handed_off_batch(const Batch& previous, Handoff<B>& handoff) {
-  Batch batch = handed_off_batch(previous, handoff.queue);
-  if (handoff.entered_phase != 0) {
-    batch.phase = PhaseWord::unpack(handoff.entered);
-    batch.entered_phase = true;
-    handoff.entered_phase = 0;
-  }
-  return batch;
-}
-
 // Adds the executed counts that hand-off hops deferred.
 template <std::uint32_t B>
 APIARY_HD void count_deferred(const QueueView* queues, Handoff<B>& handoff) {
@@ -59,25 +47,55 @@ APIARY_HD bool check_in(const QueueView* queues, const PhaseController& pc, Hand
   return pc.running();
 }
 
+// Thread 0, when it found nothing to run (its queues empty, after the idle step, which may
+// just have advanced the phase): the task that waits in the slot for its phase (phase_wait.hpp)
+// as the next batch, in that phase, once the phase is current (true); false until then, or
+// if no task waits so. A phase begins only once every task of the one before ended, so the
+// block that holds the task is idle then and finds it here. The caller's look at the run
+// status came just before (pick_batch); a ctx.stop() of this block ends the wait unrun, and
+// the run's end sends the task to its queue (give_back_held). Only here, not in
+// next_handed_off as well, without a status read or a push of its own, and called, not
+// inlined: inlined into the megakernel's idle loop it took the phase ping-pong's megakernel
+// from 40 to 48 registers and the parked chain's from 66 to 72 (the call costs only a block
+// that found nothing to run).
+template <std::uint32_t B>
+APIARY_NOINLINE APIARY_HD bool enter_phase(const PhaseController& pc, Handoff<B>& handoff, Batch& next) {
+  if (handoff.waits_for_phase == 0) return false;
+  PhaseWord now;
+  if (!phase_reached(pc, handoff.queue, now)) return false;
+  handoff.waits_for_phase = 0;
+  if (handoff.stopping != 0) return false;
+  next = Batch{};
+  next.queue = handoff.queue;
+  next.count = 1;
+  next.phase = now;
+  next.handed_off = true;
+  next.entered_phase = true;
+  return true;
+}
+
 // After a batch: the task handed off during it, as the next batch (true). When the run is
 // ending, the task goes to its queue instead, where the report counts it as queued like every
 // task that did not run, and `next` stops. False if nothing was handed off. `previous` and
 // `next` may be the same object.
 // A held task (handoff.hpp) is taken only once its dependency is resolved; until then this
 // returns false and the block runs other batches (`give_back_held` when the run ends first).
-template <std::uint32_t B>
+// `PhaseWaits`: tasks may wait here for their phase; such a task is not taken here, but by the
+// caller's idle path (enter_phase), where the block is when a phase begins.
+template <bool PhaseWaits = false, std::uint32_t B>
 APIARY_HD bool next_handed_off(const QueueView* queues, const PhaseController& pc, Handoff<B>& handoff,
                                const Batch& previous, Batch& next) {
-  if (!handoff.full() || !handoff.ready()) return false;
+  if (!handoff.full()) return false;
+  if (PhaseWaits && handoff.waits_for_phase != 0) return false;
+  if (!handoff.ready()) return false;
   const bool ending = handoff.stopping != 0 || (handoff.status_due() && !check_in(queues, pc, handoff));
   if (!ending) {
-    next = handed_off_batch(previous, handoff);
+    next = handed_off_batch(previous, handoff.queue);
     return true;
   }
   count_deferred(queues, handoff);
   const QueueView& queue = queues[handoff.queue];
   queue.push_words(handoff.item, queue.stride, handoff.tag);  // may fail only on an error already raised
-  handoff.forget_wait();  // a phase it entered, if it waited for one
   handoff.clear();
   next = Batch{};
   next.stop = true;

@@ -33,8 +33,10 @@ namespace detail {
 // Thread 0 of a block: the next batch, backing off while nothing is eligible (`staging`: the
 // block's staging area, free between batches, for a stale batch's give-back). A block that
 // holds a task (handoff.hpp) polls its dependency or gate whenever the queues had nothing and
-// runs it once it is ready (next_handed_off polled it just before this call).
-template <bool Cyclic, std::uint32_t B>
+// runs it once it is ready (next_handed_off polled it just before this call). `PhaseWaits`:
+// the graph has phases, so the slot's task may wait for its phase (phase_wait.hpp), which
+// this loop takes once the phase is current (enter_phase).
+template <bool Cyclic, bool PhaseWaits, std::uint32_t B>
 __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t& rotor, Handoff<B>& handoff,
                             const Batch& previous, std::byte* staging) {
   const PhaseController pc = g.controller();
@@ -48,7 +50,11 @@ __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std
       if (!batch.stale) [[likely]] return batch;
       settle_stale<Cyclic>(g.queues, pc, batch, staging);  // then poll again
     }
-    if (handoff.held() && handoff.ready()) return handed_off_batch(previous, handoff);
+    if (handoff.held() && handoff.ready()) return handed_off_batch(previous, handoff.queue);
+    if constexpr (PhaseWaits) {
+      Batch entered;
+      if (enter_phase(pc, handoff, entered)) return entered;
+    }
     __nanosleep(backoff);
     // Short sleeps: a chain of single tasks waits at most ~0.3 us. A cap of 1024 or 4096 ns
     // (to load the L2 less with idle polls) measured no throughput gain on an H200 and
@@ -122,10 +128,11 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
       // queues stay; or one that waited for its phase, which is now current). Otherwise any
       // queue eligible in the new batch's phase may hand one off, since this block runs every
       // task type, and any queue of another phase may leave a lone task waiting for it.
-      if (next_handed_off(g.queues, g.controller(), handoff, batch, batch)) {
+      constexpr bool phased = GraphTraits<Graph>::phased;
+      if (next_handed_off<phased>(g.queues, g.controller(), handoff, batch, batch)) {
         if (blockIdx.x == 0) g.drain_host_input();  // as next_batch does: block 0 takes host input
       } else {
-        batch = next_batch<GraphTraits<Graph>::cyclic>(g, layout, rotor, handoff, batch, smem);
+        batch = next_batch<GraphTraits<Graph>::cyclic, phased>(g, layout, rotor, handoff, batch, smem);
       }
       if (!batch.handed_off || batch.entered_phase) accept_for_phase<Graph>(g, layout, batch, handoff);
       if (batch.stop) give_back_held(g.queues, handoff);
@@ -136,7 +143,7 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
     }
     __syncthreads();
     if (batch.stop) break;
-    execute_batch<Graph>(g, layout, batch, handoff, dependencies, smem);
+    execute_batch<Graph, GraphTraits<Graph>::phased>(g, layout, batch, handoff, dependencies, smem);
   }
 }
 
