@@ -52,8 +52,8 @@ __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std
     }
     if (handoff.held() && handoff.ready()) return handed_off_batch(previous, handoff.queue);
     if constexpr (PhaseWaits) {
-      Batch entered;
-      if (enter_phase(pc, handoff, entered)) return entered;
+      Batch entered;  // (the test first: the call alone made every idle poll of a phased graph longer)
+      if (handoff.waits_for_phase != 0 && enter_phase(pc, handoff, entered)) return entered;
     }
     __nanosleep(backoff);
     // Short sleeps: a chain of single tasks waits at most ~0.3 us. A cap of 1024 or 4096 ns
@@ -125,16 +125,18 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
   for (;;) {
     if (threadIdx.x == 0) {
       // A task handed off by the last batch runs first (in the same phase: the accepted
-      // queues stay; or one that waited for its phase, which is now current). Otherwise any
-      // queue eligible in the new batch's phase may hand one off, since this block runs every
-      // task type, and any queue of another phase may leave a lone task waiting for it.
+      // queues stay). Otherwise, for next_batch's batch (from a queue, or the task that
+      // waited in the slot for the phase now current), any queue eligible in its phase may
+      // hand one off, since this block runs every task type, and any queue of another phase
+      // may leave a continuation waiting for it.
       constexpr bool phased = GraphTraits<Graph>::phased;
       if (next_handed_off<phased>(g.queues, g.controller(), handoff, batch, batch)) {
         if (blockIdx.x == 0) g.drain_host_input();  // as next_batch does: block 0 takes host input
       } else {
-        batch = next_batch<GraphTraits<Graph>::cyclic, phased>(g, layout, rotor, handoff, batch, smem);
+        const Batch next = next_batch<GraphTraits<Graph>::cyclic, phased>(g, layout, rotor, handoff, batch, smem);
+        if (!next.handed_off || (phased && next.entered_phase)) accept_for_phase<Graph>(g, layout, next, handoff);
+        batch = next;
       }
-      if (!batch.handed_off || batch.entered_phase) accept_for_phase<Graph>(g, layout, batch, handoff);
       if (batch.stop) give_back_held(g.queues, handoff);
       else {
         trace_held_release(g, handoff);
