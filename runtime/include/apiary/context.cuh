@@ -290,7 +290,7 @@ class Context {
       // One put for both ways into the slot: two inlined copies of it would cost registers.
       if (route == Route::handoff && count == 1) {
         const bool ready = handoff_->try_take(q);
-        if (ready || handoff_->try_wait_for_phase(q)) {
+        if (ready || handoff_->try_wait_for_phase(q, g_->table.cyclic)) {
           handoff_->put(q, item, bytes, tag);  // counted pending when this batch finishes
           if (ready) handed_off_ = true;
           else handoff_->wait_for_phase();  // runs here once its phase begins

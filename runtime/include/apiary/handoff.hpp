@@ -80,7 +80,7 @@ struct Handoff {
 
   std::uint64_t accept;     // bit q: tasks of queue q may be handed off (set by the scheduler)
   std::uint64_t hold_accept;  // bit q: tasks of queue q may be held for a dependency (set by the scheduler)
-  std::uint64_t phase_accept;  // bit q: a task of queue q may wait here for its phase (set by the scheduler)
+  std::uint32_t phase_waits;  // 1: a task of another phase may wait here for it (set by the scheduler)
   Dependency* waits_on;     // the held task's dependency; nullptr: the task is ready (unless gated)
   Gate gate;                // the gated task's gate; gate.word == nullptr: not gated
   std::uint32_t waits_for_phase;  // 1: the task waits until its queue's phase is current
@@ -100,7 +100,7 @@ struct Handoff {
   APIARY_HD void reset() {
     accept = 0;
     hold_accept = 0;
-    phase_accept = 0;
+    phase_waits = 0;
     waits_on = nullptr;
     gate.word = nullptr;
     waits_for_phase = 0;
@@ -118,8 +118,19 @@ struct Handoff {
   APIARY_HD bool try_take(std::uint32_t q) { return try_claim(accept, q); }
   // The same for a task that is to wait here for a dependency (put_held).
   APIARY_HD bool try_hold(std::uint32_t q) { return try_claim(hold_accept, q); }
-  // The same for a task of another phase, to wait here for its phase (then wait_for_phase).
-  APIARY_HD bool try_wait_for_phase(std::uint32_t q) { return try_claim(phase_accept, q); }
+  // The same for a task of queue q to wait here for its phase (then wait_for_phase): q must be
+  // of another phase than the running batch's (not accepted: those are handed off or queued)
+  // and, where the graph's phases run once, of a later one (a task of an ended phase never
+  // runs: through its queue, the run fails with phase_already_ended). Read from `accept`
+  // (queues are numbered phaseless first, then phase by phase, so a later phase's queue has
+  // no accepted queue at or after it) rather than from a mask of its own, which every batch
+  // would have to compute.
+  APIARY_HD bool try_wait_for_phase(std::uint32_t q, bool cyclic) {
+    if (phase_waits == 0) return false;
+    const std::uint64_t from_q = accept >> q;
+    if ((from_q & 1u) != 0 || (!cyclic && from_q != 0)) return false;
+    return try_claim(~std::uint64_t(0), q);
+  }
 
   // The thread that took the slot writes the task (bytes <= Bytes, 8-byte aligned source).
   // Readers see it after the block barrier that ends the batch.

@@ -65,16 +65,6 @@ struct PhaseTableView {
     const std::uint64_t of_phase = phase >= 0 && std::uint32_t(phase) < num_phases ? phases[phase].mask() : 0;
     return phaseless.mask() | of_phase;
   }
-  // The queues whose continuations may wait for their phase in a block's hand-off slot while
-  // `phase` runs (handoff.hpp, phase_wait.hpp): the queues of every other phase; in a graph
-  // whose phases run once, only those of later phases (a task of an ended phase never runs:
-  // through its queue, the run fails with phase_already_ended).
-  APIARY_HD std::uint64_t queues_waiting_from(std::int32_t phase) const {
-    const QueueRange phased{phaseless.end, num_queues};
-    if (phase < 0 || std::uint32_t(phase) >= num_phases) return phased.mask();  // none is current: any may come
-    if (cyclic) return phased.mask() & ~phases[phase].mask();
-    return QueueRange{phases[phase].end, num_queues}.mask();
-  }
 };
 
 class PhaseTable {

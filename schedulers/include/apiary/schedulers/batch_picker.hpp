@@ -23,7 +23,6 @@ struct Batch {
   bool stop = false;         // the run is over (finished, stopped, aborted or failed)
   bool handed_off = false;   // one task from the block's hand-off slot (handoff.hpp), not from the queue
   bool stale = false;        // claimed after its phase ended: not to be run (settle_stale)
-  bool entered_phase = false;  // handed off after waiting for its phase: the block's accept masks are the last phase's
 };
 
 // Tasks claimed after the phase they run in ended go back to their queue. This happens in

@@ -53,11 +53,11 @@ APIARY_HD bool check_in(const QueueView* queues, const PhaseController& pc, Hand
 // if no task waits so. A phase begins only once every task of the one before ended, so the
 // block that holds the task is idle then and finds it here. The caller's look at the run
 // status came just before (pick_batch); a ctx.stop() of this block ends the wait unrun, and
-// the run's end sends the task to its queue (give_back_held). Only here, not in
-// next_handed_off as well, without a status read or a push of its own, and called, not
-// inlined: inlined into the megakernel's idle loop it took the phase ping-pong's megakernel
-// from 40 to 48 registers and the parked chain's from 66 to 72 (the call costs only a block
-// that found nothing to run).
+// the run's end sends the task to its queue (give_back_held). It sets the slot's accept mask
+// for the new phase. Only here, not in next_handed_off as well, without a status read or a
+// push of its own, and called, not inlined: inlined into the megakernel's idle loop it took
+// the phase ping-pong's megakernel from 40 to 48 registers and the parked chain's from 66 to
+// 72 (the call costs only a block whose slot waits for a phase).
 template <std::uint32_t B>
 APIARY_NOINLINE APIARY_HD bool enter_phase(const PhaseController& pc, Handoff<B>& handoff, Batch& next) {
   if (handoff.waits_for_phase == 0) return false;
@@ -65,12 +65,12 @@ APIARY_NOINLINE APIARY_HD bool enter_phase(const PhaseController& pc, Handoff<B>
   if (!phase_reached(pc, handoff.queue, now)) return false;
   handoff.waits_for_phase = 0;
   if (handoff.stopping != 0) return false;
+  handoff.accept = pc.table->queues_running_in(now.phase);
   next = Batch{};
   next.queue = handoff.queue;
   next.count = 1;
   next.phase = now;
   next.handed_off = true;
-  next.entered_phase = true;
   return true;
 }
 

@@ -75,15 +75,6 @@ __device__ void trace_held_release(const DeviceGraph& g, Handoff<B>& handoff) {
                                   no_task, 0, handoff.queue});
 }
 
-// Thread 0, for a batch in a phase the block's slot was not set up for (any batch but a
-// hand-off within the last batch's phase): the queues whose tasks the slot takes in it.
-template <class Graph, std::uint32_t B>
-__device__ void accept_for_phase(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch, Handoff<B>& handoff) {
-  const bool on = layout.handoff && !batch.stop;
-  handoff.accept = on ? g.table.queues_running_in(batch.phase.phase) : 0;
-  if constexpr (GraphTraits<Graph>::phased) handoff.phase_accept = on ? g.table.queues_waiting_from(batch.phase.phase) : 0;
-}
-
 // Phaseless queues: eligible in every phase, so a task of theirs may wait in a block's slot
 // across batches of any phase.
 __device__ inline std::uint64_t holdable_queues(const DeviceGraph& g) {
@@ -119,23 +110,24 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
     rotor = blockIdx.x % g.table.num_queues;
     handoff.reset();
     handoff.hold_accept = layout.handoff ? holdable_queues(g) : 0;
+    handoff.phase_waits = layout.handoff && GraphTraits<Graph>::phased;
     dependencies.reset();
   }
   __syncthreads();
   for (;;) {
     if (threadIdx.x == 0) {
       // A task handed off by the last batch runs first (in the same phase: the accepted
-      // queues stay). Otherwise, for next_batch's batch (from a queue, or the task that
-      // waited in the slot for the phase now current), any queue eligible in its phase may
-      // hand one off, since this block runs every task type, and any queue of another phase
-      // may leave a continuation waiting for it.
+      // queues stay; as for a task that waited for the phase now current, whose batch set
+      // them, enter_phase). Otherwise any queue eligible in the new batch's phase may hand one
+      // off, since this block runs every task type (and a continuation of another phase may
+      // wait for it: Handoff::try_wait_for_phase).
       constexpr bool phased = GraphTraits<Graph>::phased;
       if (next_handed_off<phased>(g.queues, g.controller(), handoff, batch, batch)) {
         if (blockIdx.x == 0) g.drain_host_input();  // as next_batch does: block 0 takes host input
       } else {
-        const Batch next = next_batch<GraphTraits<Graph>::cyclic, phased>(g, layout, rotor, handoff, batch, smem);
-        if (!next.handed_off || (phased && next.entered_phase)) accept_for_phase<Graph>(g, layout, next, handoff);
-        batch = next;
+        batch = next_batch<GraphTraits<Graph>::cyclic, phased>(g, layout, rotor, handoff, batch, smem);
+        if (!batch.handed_off)
+          handoff.accept = layout.handoff && !batch.stop ? g.table.queues_running_in(batch.phase.phase) : 0;
       }
       if (batch.stop) give_back_held(g.queues, handoff);
       else {
