@@ -244,8 +244,13 @@ struct Sim {
         }
         // Nothing to run: a task that waits for its phase runs once that phase is current (as
         // the megakernel's next_batch takes it; enter_phase sets the accept mask for it).
-        if (!b.stop && b.count == 0 && enter_phase(pc, slot, b)) entered_phase.fetch_add(1, std::memory_order_relaxed);
-        else slot.accept = handoff && !b.stop ? table.queues_running_in(b.phase.phase) : 0;
+        const std::uint64_t entered = !b.stop && b.count == 0 && slot.waits_for_phase != 0 ? enter_phase(pc, slot) : 0;
+        if (entered != 0) {
+          b = entered_phase_batch(slot.queue, entered);
+          entered_phase.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          slot.accept = handoff && !b.stop ? table.queues_running_in(b.phase.phase) : 0;
+        }
       }
       if (b.stop) {
         give_back_held(views.data(), slot);

@@ -48,30 +48,37 @@ APIARY_HD bool check_in(const QueueView* queues, const PhaseController& pc, Hand
 }
 
 // Thread 0, when it found nothing to run (its queues empty, after the idle step, which may
-// just have advanced the phase): the task that waits in the slot for its phase (phase_wait.hpp)
-// as the next batch, in that phase, once the phase is current (true); false until then, or
-// if no task waits so. A phase begins only once every task of the one before ended, so the
-// block that holds the task is idle then and finds it here. The caller's look at the run
-// status came just before (pick_batch); a ctx.stop() of this block ends the wait unrun, and
-// the run's end sends the task to its queue (give_back_held). It sets the slot's accept mask
-// for the new phase. Only here, not in next_handed_off as well, without a status read or a
-// push of its own, and called, not inlined: inlined into the megakernel's idle loop it took
-// the phase ping-pong's megakernel from 40 to 48 registers and the parked chain's from 66 to
-// 72 (the call costs only a block whose slot waits for a phase).
+// just have advanced the phase), for the task that waits in the slot for its phase
+// (phase_wait.hpp): the phase word it runs in once that phase is current, and the slot's
+// accept mask set for the new phase; 0 until then (an entered phase word is never 0: its
+// epoch counts the phase change). A phase begins only once every task of the one before
+// ended, so the block that holds the task is idle then and finds it here. The caller's look
+// at the run status came just before (pick_batch); a ctx.stop() of this block ends the wait
+// unrun, and the run's end sends the task to its queue (give_back_held). Only here, not in
+// next_handed_off as well, without a status read or a push of its own, called rather than
+// inlined, with its arguments and result in registers: inlined into the megakernel's idle
+// loop it took the phase ping-pong's megakernel from 40 to 48 registers and the parked
+// chain's from 66 to 72; with its batch returned through memory, every idle poll stored that
+// batch to local memory.
 template <std::uint32_t B>
-APIARY_NOINLINE APIARY_HD bool enter_phase(const PhaseController& pc, Handoff<B>& handoff, Batch& next) {
-  if (handoff.waits_for_phase == 0) return false;
+APIARY_NOINLINE APIARY_HD std::uint64_t enter_phase(PhaseController pc, Handoff<B>& handoff) {
   PhaseWord now;
-  if (!phase_reached(pc, handoff.queue, now)) return false;
+  if (!phase_reached(pc, handoff.queue, now)) return 0;
   handoff.waits_for_phase = 0;
-  if (handoff.stopping != 0) return false;
+  if (handoff.stopping != 0) return 0;
   handoff.accept = pc.table->queues_running_in(now.phase);
-  next = Batch{};
-  next.queue = handoff.queue;
-  next.count = 1;
-  next.phase = now;
-  next.handed_off = true;
-  return true;
+  return now.pack();
+}
+
+// The batch of one that runs the task that waited in the slot for its phase, in `entered`
+// (enter_phase).
+APIARY_HD inline Batch entered_phase_batch(std::uint32_t queue, std::uint64_t entered) {
+  Batch batch;
+  batch.queue = queue;
+  batch.count = 1;
+  batch.phase = PhaseWord::unpack(entered);
+  batch.handed_off = true;
+  return batch;
 }
 
 // After a batch: the task handed off during it, as the next batch (true). When the run is

@@ -52,8 +52,10 @@ __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std
     }
     if (handoff.held() && handoff.ready()) return handed_off_batch(previous, handoff.queue);
     if constexpr (PhaseWaits) {
-      Batch entered;  // (the test first: the call alone made every idle poll of a phased graph longer)
-      if (handoff.waits_for_phase != 0 && enter_phase(pc, handoff, entered)) return entered;
+      if (handoff.waits_for_phase != 0) {
+        const std::uint64_t entered = enter_phase(pc, handoff);
+        if (entered != 0) return entered_phase_batch(handoff.queue, entered);
+      }
     }
     __nanosleep(backoff);
     // Short sleeps: a chain of single tasks waits at most ~0.3 us. A cap of 1024 or 4096 ns
