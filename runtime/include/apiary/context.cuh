@@ -38,7 +38,7 @@ __device__ inline std::uint32_t lane_id() {
 // thread's next release fence to free (release, resolve), or freed when it is read. The task
 // loop chooses per task type (block_runner.cuh): carrying it costs a register through every
 // resolution of a task, which a type heavy on registers (Jacobi's) feels.
-// `PhaseWaits`: whether a lone spawn into another phase may wait in the block's hand-off slot
+// `PhaseWaits`: whether a continuation of another phase may wait in the block's hand-off slot
 // (phase_wait.hpp): only where the block stays for the next phase (the megakernel), and only
 // in graphs with phases; elsewhere the path is not compiled (it cost the timesliced and
 // device-controller kernels of phased graphs up to 16 registers, which they cannot use).

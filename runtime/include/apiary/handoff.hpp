@@ -49,7 +49,7 @@
 // run once, a later phase) waits here instead of in its queue, and runs as the block's next
 // batch once its phase is current (enter_phase, handoff_batches.hpp). Nothing could run it
 // earlier: a phase begins only after every task of the phase before it ended, and then every
-// block is idle. The batch that runs it sets the block's accept masks for the new phase.
+// block is idle. enter_phase sets the block's accept mask for the new phase.
 //
 // Local hops (take_local_hop, handoff_batches.hpp): the worker that ran a handed-off task
 // takes the task that task handed off to its own queue itself, without going back through the

@@ -113,7 +113,7 @@ __device__ bool next_local_link(const DeviceGraph& g, const Worker& worker, Hand
 }
 
 // One worker runs its share of a batch, from the staging area: tasks slot, slot + slots, ...
-// `PhaseWaits`: a lone spawn into another phase may wait in the block's slot (the megakernel's
+// `PhaseWaits`: a continuation of another phase may wait in the block's slot (the megakernel's
 // blocks, which stay; Context).
 template <class Graph, class T, bool PhaseWaits>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,

@@ -19,7 +19,7 @@ namespace apiary {
 
 // The batch of one that runs the task handed off during `previous`. Its phase is still
 // current: nothing could end it while `previous` ran, and the handed-off task is pending.
-// (A task that waited for its phase runs in that phase: the overload below.)
+// (A task that waited for its phase runs in that phase: entered_phase_batch.)
 APIARY_HD inline Batch handed_off_batch(const Batch& previous, std::uint32_t queue) {
   Batch batch;
   batch.queue = queue;
