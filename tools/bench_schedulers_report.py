@@ -112,11 +112,6 @@ def metrics(records, s):
         else:
             m[f"fan_tput_{c['fan_out']}"] = r["tasks_per_second"]
     for r in measured(records, "phase_rounds", s):
-        # Mode `next` (the next task as a continuation) since the megakernel's phase waits;
-        # the round numbers come from `spawn`, as before (older files have only that).
-        if r["config"].get("mode", "spawn") == "next":
-            m["phase_change_next_us"] = r["us_per_phase_change"]
-            continue
         m["phase_change_us"] = r["us_per_phase_change"]
         if r.get("rounds"):
             m["phase_rounds"] = r["rounds"]
@@ -253,7 +248,6 @@ def device_section(device, records):
         row("rounds of the dependency chain", "rounds_dependency", lambda v: f"{v:,}"),
         row("µs per round (dependency chain)", "round_dependency_us", lambda v: fmt(v, 2)),
         row("phase change, cyclic ping-pong (µs)", "phase_change_us", lambda v: fmt(v, 2)),
-        row("phase change, ping-pong of continuations (spawn_next; µs)", "phase_change_next_us", lambda v: fmt(v, 2)),
         row("rounds of the ping-pong", "phase_rounds", lambda v: f"{v:,}"),
         row("µs per round (ping-pong)", "phase_round_us", lambda v: fmt(v, 2)),
         row("fan tree, one tree: µs per level", "fan_level_us", lambda v: fmt(v, 2)),

@@ -846,9 +846,7 @@ __device__ void JacobiTask<T, M>::operator()(Worker w, const Item& item, Ctx& ct
       if (w.rank() == 0) {
         P.partial[t] = total;
         if constexpr (Ctx::Traits::template queue_of<CheckTask<T, M>> != ~0u)
-          // runs in the next phase; as a continuation, under the megakernel it waits for it
-          // in this block, which runs it as soon as the phase begins (phase_wait.hpp)
-          if (t == 0) ctx.template spawn_next<CheckTask<T, M>>(CheckItem{k});
+          if (t == 0) ctx.template spawn<CheckTask<T, M>>(CheckItem{k});  // runs in the next phase
       }
       return;
     case TaskMode::stages_deps:

@@ -38,11 +38,7 @@ __device__ inline std::uint32_t lane_id() {
 // thread's next release fence to free (release, resolve), or freed when it is read. The task
 // loop chooses per task type (block_runner.cuh): carrying it costs a register through every
 // resolution of a task, which a type heavy on registers (Jacobi's) feels.
-// `PhaseWaits`: whether a continuation of another phase may wait in the block's hand-off slot
-// (phase_wait.hpp): only where the block stays for the next phase (the megakernel), and only
-// in graphs with phases; elsewhere the path is not compiled (it cost the timesliced and
-// device-controller kernels of phased graphs up to 16 registers, which they cannot use).
-template <class Graph, bool CarriesUnfreedSlot = true, bool PhaseWaits = false>
+template <class Graph, bool CarriesUnfreedSlot = true>
 class Context {
  public:
   using Traits = GraphTraits<Graph>;
@@ -116,8 +112,6 @@ class Context {
   // task ends (call it last). Where the scheduler can, it runs next in this block, skipping
   // the queue round trip (the block's hand-off slot, handoff.hpp); otherwise it is queued as
   // by spawn(). Either way it may start before this task returns, so it must not rely on that.
-  // A continuation of another phase waits in the slot for its phase under the megakernel and
-  // runs in this block as soon as that phase begins (phase_wait.hpp).
   template <class U>
   __device__ void spawn_next(const typename U::Item& item) const {
     enqueue(queue_of<U>(), &item, sizeof(item), no_dependency, Route::handoff);
@@ -268,11 +262,7 @@ class Context {
 
   // Where an enqueued task goes: its queue, or the block's hand-off slot if it is free and
   // accepts the queue (continuations and released tasks only: a task spawned while its
-  // parent still works must stay free to start elsewhere), either to run next or, a task of
-  // another phase, to wait there for its phase (phase_wait.hpp). (Plain spawns into another
-  // phase could wait there as well, as they cannot start before their parent ended; their
-  // slot path cost the megakernels of phased graphs 8-15 registers: the dependency
-  // benchmark's 80 -> 95, the ping-pong's 40 -> 48.)
+  // parent still works must stay free to start elsewhere).
   enum class Route { queue, handoff };
 
   // Warp-aggregated enqueue: the threads of a warp that enqueue to the same queue at the same
@@ -286,18 +276,7 @@ class Context {
     const std::uint32_t leader = __ffs(peers) - 1;
     const std::uint32_t rank = __popc(peers & ((1u << lane) - 1u));
     const std::uint32_t count = __popc(peers);
-    if constexpr (PhaseWaits && Traits::phased) {
-      // One put for both ways into the slot: two inlined copies of it would cost registers.
-      if (route == Route::handoff && count == 1) {
-        const bool ready = handoff_->try_take(q);
-        if (ready || handoff_->try_wait_for_phase(q, g_->table.cyclic)) {
-          handoff_->put(q, item, bytes, tag);  // counted pending when this batch finishes
-          if (ready) handed_off_ = true;
-          else handoff_->wait_for_phase();  // runs here once its phase begins
-          return;
-        }
-      }
-    } else if (route == Route::handoff && count == 1 && handoff_->try_take(q)) {
+    if (route == Route::handoff && count == 1 && handoff_->try_take(q)) {
       handoff_->put(q, item, bytes, tag);  // counted pending when this batch finishes
       handed_off_ = true;
       return;

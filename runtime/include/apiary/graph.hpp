@@ -136,8 +136,6 @@ struct GraphTraits<Queue<Phases...>> {
   using Codes = typename detail::Flatten<Phases...>::type;
   static constexpr bool declared = true;
   static constexpr bool cyclic = Queue<Phases...>::cyclic;
-  // Whether the graph has a phase (code that only phases need compiles to nothing without).
-  static constexpr bool phased = (!detail::PhaseTypes<Phases>::phaseless || ...);
 
   template <class T>
   static constexpr std::uint32_t queue_of = detail::IndexOf<T, Codes>::value;
@@ -157,7 +155,6 @@ struct GraphTraits<DataGraph<Code>> {
   using Codes = TypeList<Code>;
   static constexpr bool declared = false;
   static constexpr bool cyclic = false;
-  static constexpr bool phased = true;  // its phases come from data
 };
 
 }  // namespace apiary

@@ -44,13 +44,6 @@
 // until a word many tasks wait on reaches a count (a barrier's arrivals), instead of a
 // dependency of its own. Nothing else releases it, so only a block that holds it can run it.
 //
-// Tasks that wait for their phase (megakernel only, phase_wait.hpp): a continuation or a
-// released task of a queue of another phase than the running batch's (in a graph whose phases
-// run once, a later phase) waits here instead of in its queue, and runs as the block's next
-// batch once its phase is current (enter_phase, handoff_batches.hpp). Nothing could run it
-// earlier: a phase begins only after every task of the phase before it ended, and then every
-// block is idle. enter_phase sets the block's accept mask for the new phase.
-//
 // Local hops (take_local_hop, handoff_batches.hpp): the worker that ran a handed-off task
 // takes the task that task handed off to its own queue itself, without going back through the
 // block's scheduling loop (its barriers and batch set-up), while the hop needs nothing but
@@ -80,10 +73,8 @@ struct Handoff {
 
   std::uint64_t accept;     // bit q: tasks of queue q may be handed off (set by the scheduler)
   std::uint64_t hold_accept;  // bit q: tasks of queue q may be held for a dependency (set by the scheduler)
-  std::uint32_t phase_waits;  // 1: a task of another phase may wait here for it (set by the scheduler)
   Dependency* waits_on;     // the held task's dependency; nullptr: the task is ready (unless gated)
   Gate gate;                // the gated task's gate; gate.word == nullptr: not gated
-  std::uint32_t waits_for_phase;  // 1: the task waits until its queue's phase is current
   std::uint32_t fresh;      // the task was put during the running batch and is not counted pending yet
   std::uint32_t was_held;   // the ready task waited here for `tag` (its release is not traced yet)
   std::uint32_t taken;      // 0: empty; 1: a task was put (or is being put)
@@ -100,10 +91,8 @@ struct Handoff {
   APIARY_HD void reset() {
     accept = 0;
     hold_accept = 0;
-    phase_waits = 0;
     waits_on = nullptr;
     gate.word = nullptr;
-    waits_for_phase = 0;
     fresh = 0;
     was_held = 0;
     taken = 0;
@@ -118,19 +107,6 @@ struct Handoff {
   APIARY_HD bool try_take(std::uint32_t q) { return try_claim(accept, q); }
   // The same for a task that is to wait here for a dependency (put_held).
   APIARY_HD bool try_hold(std::uint32_t q) { return try_claim(hold_accept, q); }
-  // The same for a task of queue q to wait here for its phase (then wait_for_phase): q must be
-  // of another phase than the running batch's (not accepted: those are handed off or queued)
-  // and, where the graph's phases run once, of a later one (a task of an ended phase never
-  // runs: through its queue, the run fails with phase_already_ended). Read from `accept`
-  // (queues are numbered phaseless first, then phase by phase, so a later phase's queue has
-  // no accepted queue at or after it) rather than from a mask of its own, which every batch
-  // would have to compute.
-  APIARY_HD bool try_wait_for_phase(std::uint32_t q, bool cyclic) {
-    if (phase_waits == 0) return false;
-    const std::uint64_t from_q = accept >> q;
-    if ((from_q & 1u) != 0 || (!cyclic && from_q != 0)) return false;
-    return try_claim(~std::uint64_t(0), q);
-  }
 
   // The thread that took the slot writes the task (bytes <= Bytes, 8-byte aligned source).
   // Readers see it after the block barrier that ends the batch.
@@ -140,7 +116,7 @@ struct Handoff {
     tag = dependency_tag;
     waits_on = nullptr;
     gate.word = nullptr;
-    fresh = 1;  // (waits_for_phase is 0 in a free slot: enter_phase and forget_wait clear it)
+    fresh = 1;
   }
   // The same for a task that waits for resolutions of `dep` (after try_hold); the wait
   // begins after the holding task (begin_hold).
@@ -154,15 +130,11 @@ struct Handoff {
     gate = g;
   }
 
-  // The task put last (after try_wait_for_phase) waits for its queue's phase (phase_wait.hpp).
-  APIARY_HD void wait_for_phase() { waits_for_phase = 1; }
-
   // Read after a block barrier: whether a task waits here.
   APIARY_HD bool full() const { return detail::block_load(taken) != 0; }
 
   // Thread 0, after a block barrier: whether the task here may run now (a held task once its
-  // dependency is resolved, a gated one once its gate is open; this polls them). A task that
-  // waits for its phase is not asked here: enter_phase (handoff_batches.hpp) polls it.
+  // dependency is resolved, a gated one once its gate is open; this polls them).
   APIARY_HD bool ready() {
     if (waits_on != nullptr) {
       if (!held_ready(*waits_on)) return false;
@@ -193,7 +165,6 @@ struct Handoff {
   APIARY_HD void forget_wait() {
     waits_on = nullptr;
     gate.word = nullptr;
-    waits_for_phase = 0;
   }
 
   // The task that ran the handed-off item read it: the slot may take the next one.
@@ -225,9 +196,7 @@ struct Handoff {
   // handoff_batches.hpp) — a fresh task of queue q that waits for nothing (any more:
   // begin_hold), no ctx.stop() in the block, the executed count deferrable.
   // Every field is read before any is tested (`&`, not `&&`): one round of shared-memory
-  // loads on the hop rather than three that wait for each other's branches. A task that waits
-  // for its phase is never of queue q (q runs in the current phase, or in every phase), so
-  // `queue == q` rules it out without a load of its own.
+  // loads on the hop rather than three that wait for each other's branches.
   APIARY_HD bool local_hop_possible(std::uint32_t q) const {
     const bool ready = full() & (fresh != 0) & (queue == q) & (waits_on == nullptr) & (gate.word == nullptr);
     const bool free_to_run = detail::block_load(stopping) == 0;

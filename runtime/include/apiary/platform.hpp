@@ -8,11 +8,9 @@
 #if defined(__CUDACC__)
 #define APIARY_HD __host__ __device__
 #define APIARY_DEVICE __device__
-#define APIARY_NOINLINE __noinline__  // a call rather than inlined: for cold paths that would cost a loop registers
 #else
 #define APIARY_HD
 #define APIARY_DEVICE
-#define APIARY_NOINLINE
 #endif
 
 #if defined(__CUDA_ARCH__)

@@ -1255,7 +1255,6 @@ struct ChainLink {
     if (w.rank() != 0) return;
     atomicAdd(&job.ran[job.index], 1u);
     job.block[job.index] = blockIdx.x;
-    if (job.index == job.stop_at) ctx.stop();
     if (job.index + 1 < job.links) {
       ChainJob next = job;
       ++next.index;
@@ -1399,19 +1398,17 @@ TEST_CASE("a task handed off when the run stops is left in its queue, not lost",
   for (std::uint32_t i = 0; i < links; ++i) REQUIRE(ran[i] == (i <= stop_at ? 1u : 0u));
 }
 
-// ---- tasks that wait for their phase in the spawner's block --------------------------------
+// ---- continuations into another phase ----------------------------------------------------
 
 // Chains that alternate between two phases: link i of every chain runs in the phase change i
-// (phase i % 2), each link the continuation of the one before (ctx.spawn_next). Under the
-// megakernel with the hand-off on, a continuation of the other phase waits in its spawner's
-// block for that phase (phase_wait.hpp) instead of in its queue.
+// (phase i % 2), each link the continuation of the one before (ctx.spawn_next). A continuation
+// of another phase than its spawner's goes through its queue (the hand-off slot takes only
+// queues of the running phase), and must run in its own phase, never earlier.
 struct PhaseLinkJob {
   std::uint32_t chain;
   std::uint32_t index;
   std::uint32_t links;
-  std::uint32_t stop_at;  // the link that stops the run after spawning the next (links: none)
   std::uint32_t* ran;     // [chain * links + index]: runs of the link
-  std::uint32_t* block;   // the block that ran it
   std::uint32_t* epoch;   // the phase changes before it ran
 };
 template <int Parity>
@@ -1425,26 +1422,23 @@ struct PhaseLink {
     if (w.rank() != 0) return;
     const std::uint32_t at = job.chain * job.links + job.index;
     atomicAdd(&job.ran[at], 1u);
-    job.block[at] = blockIdx.x;
     job.epoch[at] = ctx.phase().epoch;
     if (job.index + 1 < job.links) {
       PhaseLinkJob next = job;
       ++next.index;
       ctx.template spawn_next<PhaseLink<1 - Parity>>(next);
     }
-    if (job.index == job.stop_at) ctx.stop();
   }
 };
 using PhaseLinkGraph = CyclicPhaseQueue<Phase<PhaseLink<0>>, Phase<PhaseLink<1>>>;
 
 struct PhaseLinkRun {
   Report report;
-  std::vector<std::uint32_t> ran, block, epoch;
+  std::vector<std::uint32_t> ran, epoch;
 };
-PhaseLinkRun run_phase_links(Scheduler scheduler, bool handoff, std::uint32_t chains, std::uint32_t links,
-                             std::uint32_t stop_at) {
+PhaseLinkRun run_phase_links(Scheduler scheduler, bool handoff, std::uint32_t chains, std::uint32_t links) {
   const std::size_t n = std::size_t(chains) * links;
-  DeviceBuffer<std::uint32_t> ran(n), block(n), epoch(n);
+  DeviceBuffer<std::uint32_t> ran(n), epoch(n);
   upload(ran, std::vector<std::uint32_t>(n, 0));
   upload(epoch, std::vector<std::uint32_t>(n, ~0u));
   Config config;
@@ -1452,24 +1446,23 @@ PhaseLinkRun run_phase_links(Scheduler scheduler, bool handoff, std::uint32_t ch
   Runtime<PhaseLinkGraph> rt{config};
   std::vector<PhaseLinkJob> seeds;
   for (std::uint32_t c = 0; c < chains; ++c)
-    seeds.push_back(PhaseLinkJob{c, 0, links, stop_at, ran.get(), block.get(), epoch.get()});
+    seeds.push_back(PhaseLinkJob{c, 0, links, ran.get(), epoch.get()});
   rt.seed<PhaseLink<0>>(seeds);
   PhaseLinkRun out;
   out.report = rt.run(scheduler);
   out.ran = download(ran);
-  out.block = download(block);
   out.epoch = download(epoch);
   return out;
 }
 
-TEST_CASE("a continuation of the next phase runs in that phase, in its spawner's block under the megakernel",
+TEST_CASE("a continuation of the next phase runs in that phase, once, under every scheduler",
           "[gpu][phases][handoff]") {
   const Scheduler scheduler = each_scheduler();
   const bool handoff = GENERATE(true, false);
   const std::uint32_t links = 400;
   for (const std::uint32_t chains : {1u, 3000u}) {
     INFO("hand-off " << handoff << ", chains " << chains);
-    const PhaseLinkRun r = run_phase_links(scheduler, handoff, chains, links, links);
+    const PhaseLinkRun r = run_phase_links(scheduler, handoff, chains, links);
     INFO(r.report.format());
     REQUIRE(r.report.ok());
     REQUIRE(r.report.status == RunStatus::finished);
@@ -1482,23 +1475,7 @@ TEST_CASE("a continuation of the next phase runs in that phase, in its spawner's
         REQUIRE(r.ran[at] == 1);
         REQUIRE(r.epoch[at] == i);  // in its own phase change, never earlier or later
       }
-    // One chain: every link waited in the block that ran the link before it.
-    if (scheduler == Scheduler::megakernel && handoff && chains == 1)
-      REQUIRE(r.block == std::vector<std::uint32_t>(links, r.block[0]));
   }
-}
-
-TEST_CASE("a task waiting for its phase when the run stops is left in its queue, not lost", "[gpu][phases][stop]") {
-  const Scheduler scheduler = each_scheduler();
-  const std::uint32_t links = 100, stop_at = 41;
-  const PhaseLinkRun r = run_phase_links(scheduler, true, 1, links, stop_at);
-  INFO(r.report.format());
-  REQUIRE(r.report.ok());
-  REQUIRE(r.report.status == RunStatus::stopped);
-  REQUIRE(r.report.total_executed == stop_at + 1);
-  REQUIRE(r.report.executed("Odd") == (stop_at + 1) / 2);
-  REQUIRE(r.report.queues[0].queued == 1);  // link stop_at + 1 (even), spawned before the stop
-  for (std::uint32_t i = 0; i < links; ++i) REQUIRE(r.ran[i] == (i <= stop_at ? 1u : 0u));
 }
 
 // Fan-out/fan-in trees on queues no larger than a level (as in the fan_tree benchmark): every

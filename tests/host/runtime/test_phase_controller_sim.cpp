@@ -8,10 +8,7 @@
 // with chains of D tasks (each D hands off the next) whose hops the worker takes itself while
 // they are local (Handoff::take_local_hop, as block_runner.cuh does), and optionally with
 // chains of joins, each holding the next on a dependency it then resolves itself (readied by
-// Handoff::begin_hold, as Context::begin_hold does after the task), and optionally with a lone
-// spawn into another phase's queue waiting in the thread's slot for its phase (put_for_phase,
-// as Context::enqueue does under the megakernel; run by the thread once the phase begins, in
-// that phase, with the slot's accept masks set anew for it). Each worker copies a
+// Handoff::begin_hold, as Context::begin_hold does after the task). Each worker copies a
 // claimed batch out of its queue before running any of its tasks, as a block stages its
 // batch. Checks: exact task counts, no task ever runs while a task of another phase runs, the
 // run terminates.
@@ -59,7 +56,6 @@ struct Sim {
   bool local_hops = false;    // workers take local hops (take_local_hop) after a handed-off batch
   std::uint32_t d_links = 0;  // each D spawns the next D of a chain this long (C spawns the first)
   std::uint32_t j_links = 0;  // each J holds the next J of a chain this long, then resolves its wait
-  bool phase_wait = false;    // a spawn into another phase's queue waits in the thread's slot when it is free (with `handoff`)
   std::uint32_t cycles;  // C spawns A(depth + 1) while depth + 1 < cycles (cyclic graphs)
   std::uint32_t roots;
   ErrorWord* error;
@@ -73,8 +69,6 @@ struct Sim {
   std::array<std::atomic<std::uint64_t>, num_queues> executed{};
   std::atomic<std::uint64_t> handed_off{0};
   std::atomic<std::uint64_t> held{0};
-  std::atomic<std::uint64_t> waited_for_phase{0};  // spawns that waited in a slot for their phase
-  std::atomic<std::uint64_t> entered_phase{0};     // batches that ran such a task in its phase
   std::atomic<std::uint64_t> local_hops_taken{0};
   std::atomic<std::uint64_t> own_holds{0};  // held J readied by their own resolution
   std::atomic<std::uint64_t> stale{0};      // batches claimed after their phase ended (settle_stale)
@@ -110,12 +104,6 @@ struct Sim {
     if (local != nullptr && local->try_take(q)) {
       local->put(q, &item, sizeof(item), 0);  // counted when the batch finishes
       handed_off.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    if (local != nullptr && local->try_wait_for_phase(q, cyclic)) {
-      local->put(q, &item, sizeof(item), 0);
-      local->wait_for_phase();
-      waited_for_phase.fetch_add(1, std::memory_order_relaxed);
       return;
     }
     controller().add_pending(q, 1);
@@ -223,13 +211,12 @@ struct Sim {
     SimHandoff slot{};
     slot.reset();
     slot.hold_accept = hold ? std::uint64_t(1) << J : 0;
-    slot.phase_waits = phase_wait && handoff ? 1u : 0u;  // as the megakernel: only with the hand-off's accept mask
-    local = handoff || hold || phase_wait ? &slot : nullptr;
+    local = handoff || hold ? &slot : nullptr;
     std::array<std::uint64_t, max_batch * (queue_stride(sizeof(Item)) + 8) / 8> scratch{};  // settle_stale's
     Batch b;
     for (;;) {
       // next_handed_off also polls a held join's dependency (as the megakernel's loop does).
-      if (!next_handed_off<true>(views.data(), pc, slot, b, b)) {
+      if (!next_handed_off(views.data(), pc, slot, b, b)) {
         b = pick_batch(
             views.data(), pc, rotor, [](std::uint32_t, std::int64_t available) {
               return static_cast<std::uint32_t>(available < max_batch ? available : max_batch);
@@ -242,15 +229,7 @@ struct Sim {
           stale.fetch_add(1, std::memory_order_relaxed);
           b = Batch{};
         }
-        // Nothing to run: a task that waits for its phase runs once that phase is current (as
-        // the megakernel's next_batch takes it; enter_phase sets the accept mask for it).
-        const std::uint64_t entered = !b.stop && b.count == 0 && slot.waits_for_phase != 0 ? enter_phase(pc, slot) : 0;
-        if (entered != 0) {
-          b = entered_phase_batch(slot.queue, entered);
-          entered_phase.fetch_add(1, std::memory_order_relaxed);
-        } else {
-          slot.accept = handoff && !b.stop ? table.queues_running_in(b.phase.phase) : 0;
-        }
+        slot.accept = handoff && !b.stop ? table.queues_running_in(b.phase.phase) : 0;
       }
       if (b.stop) {
         give_back_held(views.data(), slot);
@@ -312,9 +291,8 @@ TEST_CASE("phase controller: phases, phaseless joins and parked tasks under 8 th
   ErrorWord unused{};
   const auto roots = static_cast<std::uint32_t>(scaled(200'000));
   // bit 0: hand-off, bit 1: held joins, bit 2: chains of 4 D tasks and local hops,
-  // bit 3: chains of 4 J tasks, each held by the one before and readied by its resolution,
-  // bit 4: spawns into another phase wait in the slot for it (with the hand-off only, as in the megakernel)
-  const int mode = GENERATE(0, 1, 2, 3, 5, 7, 10, 15, 17, 19, 31);
+  // bit 3: chains of 4 J tasks, each held by the one before and readied by its resolution
+  const int mode = GENERATE(0, 1, 2, 3, 5, 7, 10, 15);
   const bool handoff = (mode & 1) != 0;
   Sim sim(false, 1, roots, &unused);
   sim.handoff = handoff;
@@ -322,14 +300,8 @@ TEST_CASE("phase controller: phases, phaseless joins and parked tasks under 8 th
   sim.local_hops = (mode & 4) != 0;
   sim.d_links = sim.local_hops ? 3 : 0;
   sim.j_links = (mode & 8) != 0 ? 3 : 0;
-  sim.phase_wait = (mode & 16) != 0;
   sim.run();
-  INFO("hand-off " << handoff << " hold " << sim.hold << " local hops " << sim.local_hops << " phase waits "
-                   << sim.phase_wait << ": " << sim.failures.first);
-  // Every task that waited for its phase ran as a batch of its own in that phase (the run
-  // ends with nothing left in a slot).
-  REQUIRE((sim.waited_for_phase > 0) == sim.phase_wait);
-  REQUIRE(sim.entered_phase == sim.waited_for_phase);
+  INFO("hand-off " << handoff << " hold " << sim.hold << " local hops " << sim.local_hops << ": " << sim.failures.first);
   REQUIRE((sim.handed_off > 0) == handoff);
   REQUIRE((sim.local_hops_taken > 0) == sim.local_hops);
   if (!sim.hold) REQUIRE(sim.held == 0);
@@ -366,9 +338,8 @@ TEST_CASE("phase controller: cyclic phases run until every queue is empty", "[ph
   const std::uint32_t cycles = 12;
   const auto roots = static_cast<std::uint32_t>(scaled(20'000));
   // bit 0: hand-off, bit 1: held joins, bit 2: chains of 4 D tasks and local hops,
-  // bit 3: chains of 4 J tasks, each held by the one before and readied by its resolution,
-  // bit 4: spawns into another phase wait in the slot for it (with the hand-off only, as in the megakernel)
-  const int mode = GENERATE(0, 1, 2, 3, 5, 7, 10, 15, 17, 19, 31);
+  // bit 3: chains of 4 J tasks, each held by the one before and readied by its resolution
+  const int mode = GENERATE(0, 1, 2, 3, 5, 7, 10, 15);
   const bool handoff = (mode & 1) != 0;
   Sim sim(true, cycles, roots, &unused);
   sim.handoff = handoff;
@@ -376,14 +347,8 @@ TEST_CASE("phase controller: cyclic phases run until every queue is empty", "[ph
   sim.local_hops = (mode & 4) != 0;
   sim.d_links = sim.local_hops ? 3 : 0;
   sim.j_links = (mode & 8) != 0 ? 3 : 0;
-  sim.phase_wait = (mode & 16) != 0;
   sim.run();
-  INFO("hand-off " << handoff << " hold " << sim.hold << " local hops " << sim.local_hops << " phase waits "
-                   << sim.phase_wait << ": " << sim.failures.first);
-  // Every task that waited for its phase ran as a batch of its own in that phase (the run
-  // ends with nothing left in a slot).
-  REQUIRE((sim.waited_for_phase > 0) == sim.phase_wait);
-  REQUIRE(sim.entered_phase == sim.waited_for_phase);
+  INFO("hand-off " << handoff << " hold " << sim.hold << " local hops " << sim.local_hops << ": " << sim.failures.first);
   REQUIRE((sim.handed_off > 0) == handoff);
   REQUIRE((sim.local_hops_taken > 0) == sim.local_hops);
   if (!sim.hold) REQUIRE(sim.held == 0);

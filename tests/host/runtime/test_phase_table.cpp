@@ -1,5 +1,4 @@
 #include <apiary/error.hpp>
-#include <apiary/handoff.hpp>
 #include <apiary/phase_table.hpp>
 
 #include <catch2/catch.hpp>
@@ -69,43 +68,6 @@ TEST_CASE("phase table: the queues that run in a phase, one at a time and as a m
   REQUIRE(v.queues_running_in(no_phase) == 0b11);
   REQUIRE(v.queues_running_in(1) == 0b11);  // empty phase: only the phaseless queues
   REQUIRE(v.queues_running_in(3) == (~std::uint64_t(0) << 5 | 0b11));
-}
-
-TEST_CASE("hand-off slot: a continuation of another phase may wait in it, of a later one where phases run once",
-          "[phases][handoff]") {
-  // As above: phaseless 0-1, phase 0 = 2-3, phase 1 empty, phase 2 = 4, phase 3 = 5-63.
-  std::vector<QueueLayout> queues{layout("Free0", no_phase), layout("Free1", no_phase), layout("A", 0),
-                                  layout("B", 0), layout("C", 2)};
-  for (std::size_t i = 0; queues.size() < max_queues; ++i) {
-    const std::string name = "D" + std::to_string(i);
-    queues.push_back(layout(name.c_str(), 3));
-  }
-  using Slot = Handoff<16>;
-  for (const bool cyclic : {false, true}) {
-    const PhaseTableView v = PhaseTable(queues, cyclic).view();
-    // The running batch's phase (an empty phase is never current: the controller moves only to
-    // phases with pending tasks).
-    for (const std::int32_t phase : {no_phase, 0, 2, 3}) {
-      for (std::uint32_t q = 0; q < v.num_queues; ++q) {
-        INFO("cyclic " << cyclic << ", phase " << phase << ", queue " << q);
-        Slot slot{};
-        slot.reset();
-        slot.accept = v.queues_running_in(phase);  // as the megakernel sets it for the batch
-        slot.phase_waits = 1;
-        // Never a phaseless queue or one of the running phase; where phases run once, only a
-        // later phase's; from no phase, every phased queue.
-        const std::int32_t p = v.queue_phase[q];
-        const bool expected = p != no_phase && p != phase && (cyclic || phase == no_phase || p > phase);
-        REQUIRE(slot.try_wait_for_phase(q, cyclic) == expected);
-        REQUIRE(slot.full() == expected);
-        REQUIRE_FALSE(slot.try_wait_for_phase(q, cyclic));  // one task per slot
-        Slot off{};
-        off.reset();
-        off.accept = slot.accept;
-        REQUIRE_FALSE(off.try_wait_for_phase(q, cyclic));  // the scheduler lets no task wait (TSK, PDC, hand-off off)
-      }
-    }
-  }
 }
 
 TEST_CASE("phase table: bad layouts are rejected with the type's name", "[phases]") {

@@ -113,9 +113,7 @@ __device__ bool next_local_link(const DeviceGraph& g, const Worker& worker, Hand
 }
 
 // One worker runs its share of a batch, from the staging area: tasks slot, slot + slots, ...
-// `PhaseWaits`: a continuation of another phase may wait in the block's slot (the megakernel's
-// blocks, which stay; Context).
-template <class Graph, class T, bool PhaseWaits>
+template <class Graph, class T>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                                  BlockHandoff<Graph>& handoff, BlockDependencies& dependencies, std::byte* smem,
                                  std::uint32_t slot, std::uint32_t rank) {
@@ -142,7 +140,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   // types whose batch stays in registers carry it; the others free a slot as they read it
   // (carried, it cost Jacobi's fp32 megakernel 4 registers and a block per SM).
   constexpr bool carries = batch_in_registers<Graph, T>();
-  using TaskContext = Context<Graph, carries, PhaseWaits>;
+  using TaskContext = Context<Graph, carries>;
   std::uint32_t unfreed_slot = no_slot;
   auto run_task = [&](std::uint32_t i, bool in_slot) {
     alignas(8) unsigned char raw[queue_stride(sizeof(Item))];
@@ -217,7 +215,7 @@ __device__ bool stage_batch(const QueueView& queue, const Batch& batch, bool tra
 
 // All threads: stage the batch (unless it is the hand-off slot's task), then every worker
 // runs its share.
-template <class Graph, bool PhaseWaits = false>
+template <class Graph>
 __device__ void run_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                           BlockHandoff<Graph>& handoff, BlockDependencies& dependencies, std::byte* smem) {
   const std::uint32_t q = batch.queue;
@@ -227,7 +225,7 @@ __device__ void run_batch(const DeviceGraph& g, const BlockLayout& layout, const
     const std::uint32_t slot = threadIdx.x / layout.slot_size[q];
     const std::uint32_t rank = threadIdx.x % layout.slot_size[q];
     if (slot >= layout.slots[q] || rank >= worker_size_of<Graph, T>(g, q)) return;
-    run_worker_tasks<Graph, T, PhaseWaits>(g, layout, batch, handoff, dependencies, smem, slot, rank);
+    run_worker_tasks<Graph, T>(g, layout, batch, handoff, dependencies, smem, slot, rank);
   });
 }
 
@@ -262,11 +260,10 @@ __device__ inline void prepare_worker_barriers(const DeviceGraph& g, const Block
 // (counting the task it handed off, if any). Ends with a block-wide barrier, so `batch` may
 // be overwritten afterwards. `dependencies`: the block's share of the dependency pool (one
 // that takes no share where the block ends with its launch; dependency_pool.hpp).
-// `PhaseWaits`: as run_worker_tasks (only blocks that outlive the phase may say yes).
-template <class Graph, bool PhaseWaits = false>
+template <class Graph>
 __device__ void execute_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                               BlockHandoff<Graph>& handoff, BlockDependencies& dependencies, std::byte* smem) {
-  run_batch<Graph, PhaseWaits>(g, layout, batch, handoff, dependencies, smem);
+  run_batch<Graph>(g, layout, batch, handoff, dependencies, smem);
   __syncthreads();
   if (threadIdx.x == 0) finish_batch(g.queues, g.controller(), handoff, batch);
   __syncthreads();

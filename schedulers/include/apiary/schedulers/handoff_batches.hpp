@@ -7,7 +7,6 @@
 
 #include <apiary/handoff.hpp>
 #include <apiary/phase_table.hpp>
-#include <apiary/phase_wait.hpp>
 #include <apiary/platform.hpp>
 #include <apiary/queue.hpp>
 #include <apiary/run_state.hpp>
@@ -19,7 +18,6 @@ namespace apiary {
 
 // The batch of one that runs the task handed off during `previous`. Its phase is still
 // current: nothing could end it while `previous` ran, and the handed-off task is pending.
-// (A task that waited for its phase runs in that phase: entered_phase_batch.)
 APIARY_HD inline Batch handed_off_batch(const Batch& previous, std::uint32_t queue) {
   Batch batch;
   batch.queue = queue;
@@ -47,54 +45,16 @@ APIARY_HD bool check_in(const QueueView* queues, const PhaseController& pc, Hand
   return pc.running();
 }
 
-// Thread 0, when it found nothing to run (its queues empty, after the idle step, which may
-// just have advanced the phase), for the task that waits in the slot for its phase
-// (phase_wait.hpp): the phase word it runs in once that phase is current, and the slot's
-// accept mask set for the new phase; 0 until then (an entered phase word is never 0: its
-// epoch counts the phase change). A phase begins only once every task of the one before
-// ended, so the block that holds the task is idle then and finds it here. The caller's look
-// at the run status came just before (pick_batch); a ctx.stop() of this block ends the wait
-// unrun, and the run's end sends the task to its queue (give_back_held). Only here, not in
-// next_handed_off as well, without a status read or a push of its own, called rather than
-// inlined, with its arguments and result in registers: inlined into the megakernel's idle
-// loop it took the phase ping-pong's megakernel from 40 to 48 registers and the parked
-// chain's from 66 to 72; with its batch returned through memory, every idle poll stored that
-// batch to local memory.
-template <std::uint32_t B>
-APIARY_NOINLINE APIARY_HD std::uint64_t enter_phase(PhaseController pc, Handoff<B>& handoff) {
-  PhaseWord now;
-  if (!phase_reached(pc, handoff.queue, now)) return 0;
-  handoff.waits_for_phase = 0;
-  if (handoff.stopping != 0) return 0;
-  handoff.accept = pc.table->queues_running_in(now.phase);
-  return now.pack();
-}
-
-// The batch of one that runs the task that waited in the slot for its phase, in `entered`
-// (enter_phase).
-APIARY_HD inline Batch entered_phase_batch(std::uint32_t queue, std::uint64_t entered) {
-  Batch batch;
-  batch.queue = queue;
-  batch.count = 1;
-  batch.phase = PhaseWord::unpack(entered);
-  batch.handed_off = true;
-  return batch;
-}
-
 // After a batch: the task handed off during it, as the next batch (true). When the run is
 // ending, the task goes to its queue instead, where the report counts it as queued like every
 // task that did not run, and `next` stops. False if nothing was handed off. `previous` and
 // `next` may be the same object.
 // A held task (handoff.hpp) is taken only once its dependency is resolved; until then this
 // returns false and the block runs other batches (`give_back_held` when the run ends first).
-// `PhaseWaits`: tasks may wait here for their phase; such a task is not taken here, but by the
-// caller's idle path (enter_phase), where the block is when a phase begins.
-template <bool PhaseWaits = false, std::uint32_t B>
+template <std::uint32_t B>
 APIARY_HD bool next_handed_off(const QueueView* queues, const PhaseController& pc, Handoff<B>& handoff,
                                const Batch& previous, Batch& next) {
-  if (!handoff.full()) return false;
-  if (PhaseWaits && handoff.waits_for_phase != 0) return false;
-  if (!handoff.ready()) return false;
+  if (!handoff.full() || !handoff.ready()) return false;
   const bool ending = handoff.stopping != 0 || (handoff.status_due() && !check_in(queues, pc, handoff));
   if (!ending) {
     next = handed_off_batch(previous, handoff.queue);

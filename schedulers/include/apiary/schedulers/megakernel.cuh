@@ -33,10 +33,8 @@ namespace detail {
 // Thread 0 of a block: the next batch, backing off while nothing is eligible (`staging`: the
 // block's staging area, free between batches, for a stale batch's give-back). A block that
 // holds a task (handoff.hpp) polls its dependency or gate whenever the queues had nothing and
-// runs it once it is ready (next_handed_off polled it just before this call). `PhaseWaits`:
-// the graph has phases, so the slot's task may wait for its phase (phase_wait.hpp), which
-// this loop takes once the phase is current (enter_phase).
-template <bool Cyclic, bool PhaseWaits, std::uint32_t B>
+// runs it once it is ready (next_handed_off polled it just before this call).
+template <bool Cyclic, std::uint32_t B>
 __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t& rotor, Handoff<B>& handoff,
                             const Batch& previous, std::byte* staging) {
   const PhaseController pc = g.controller();
@@ -51,12 +49,6 @@ __device__ Batch next_batch(const DeviceGraph& g, const BlockLayout& layout, std
       settle_stale<Cyclic>(g.queues, pc, batch, staging);  // then poll again
     }
     if (handoff.held() && handoff.ready()) return handed_off_batch(previous, handoff.queue);
-    if constexpr (PhaseWaits) {
-      if (handoff.waits_for_phase != 0) {
-        const std::uint64_t entered = enter_phase(pc, handoff);
-        if (entered != 0) return entered_phase_batch(handoff.queue, entered);
-      }
-    }
     __nanosleep(backoff);
     // Short sleeps: a chain of single tasks waits at most ~0.3 us. A cap of 1024 or 4096 ns
     // (to load the L2 less with idle polls) measured no throughput gain on an H200 and
@@ -112,22 +104,18 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
     rotor = blockIdx.x % g.table.num_queues;
     handoff.reset();
     handoff.hold_accept = layout.handoff ? holdable_queues(g) : 0;
-    handoff.phase_waits = layout.handoff && GraphTraits<Graph>::phased;
     dependencies.reset();
   }
   __syncthreads();
   for (;;) {
     if (threadIdx.x == 0) {
       // A task handed off by the last batch runs first (in the same phase: the accepted
-      // queues stay; as for a task that waited for the phase now current, whose batch set
-      // them, enter_phase). Otherwise any queue eligible in the new batch's phase may hand one
-      // off, since this block runs every task type (and a continuation of another phase may
-      // wait for it: Handoff::try_wait_for_phase).
-      constexpr bool phased = GraphTraits<Graph>::phased;
-      if (next_handed_off<phased>(g.queues, g.controller(), handoff, batch, batch)) {
+      // queues stay). Otherwise any queue eligible in the new batch's phase may hand one off,
+      // since this block runs every task type.
+      if (next_handed_off(g.queues, g.controller(), handoff, batch, batch)) {
         if (blockIdx.x == 0) g.drain_host_input();  // as next_batch does: block 0 takes host input
       } else {
-        batch = next_batch<GraphTraits<Graph>::cyclic, phased>(g, layout, rotor, handoff, batch, smem);
+        batch = next_batch<GraphTraits<Graph>::cyclic>(g, layout, rotor, handoff, batch, smem);
         if (!batch.handed_off)
           handoff.accept = layout.handoff && !batch.stop ? g.table.queues_running_in(batch.phase.phase) : 0;
       }
@@ -139,7 +127,7 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
     }
     __syncthreads();
     if (batch.stop) break;
-    execute_batch<Graph, GraphTraits<Graph>::phased>(g, layout, batch, handoff, dependencies, smem);
+    execute_batch<Graph>(g, layout, batch, handoff, dependencies, smem);
   }
 }
 
