@@ -1255,6 +1255,7 @@ struct ChainLink {
     if (w.rank() != 0) return;
     atomicAdd(&job.ran[job.index], 1u);
     job.block[job.index] = blockIdx.x;
+    if (job.index == job.stop_at) ctx.stop();
     if (job.index + 1 < job.links) {
       ChainJob next = job;
       ++next.index;
