@@ -1411,6 +1411,7 @@ struct PhaseLinkJob {
   std::uint32_t links;
   std::uint32_t* ran;     // [chain * links + index]: runs of the link
   std::uint32_t* epoch;   // the phase changes before it ran
+  std::uint32_t stop_at;  // the link that calls ctx.stop() after spawning its successor (~0u: none)
 };
 template <int Parity>
 struct PhaseLink {
@@ -1429,6 +1430,7 @@ struct PhaseLink {
       ++next.index;
       ctx.template spawn_next<PhaseLink<1 - Parity>>(next);
     }
+    if (job.index == job.stop_at) ctx.stop();
   }
 };
 using PhaseLinkGraph = CyclicPhaseQueue<Phase<PhaseLink<0>>, Phase<PhaseLink<1>>>;
@@ -1437,7 +1439,8 @@ struct PhaseLinkRun {
   Report report;
   std::vector<std::uint32_t> ran, epoch;
 };
-PhaseLinkRun run_phase_links(Scheduler scheduler, bool handoff, std::uint32_t chains, std::uint32_t links) {
+PhaseLinkRun run_phase_links(Scheduler scheduler, bool handoff, std::uint32_t chains, std::uint32_t links,
+                             std::uint32_t stop_at = ~0u) {
   const std::size_t n = std::size_t(chains) * links;
   DeviceBuffer<std::uint32_t> ran(n), epoch(n);
   upload(ran, std::vector<std::uint32_t>(n, 0));
@@ -1447,7 +1450,7 @@ PhaseLinkRun run_phase_links(Scheduler scheduler, bool handoff, std::uint32_t ch
   Runtime<PhaseLinkGraph> rt{config};
   std::vector<PhaseLinkJob> seeds;
   for (std::uint32_t c = 0; c < chains; ++c)
-    seeds.push_back(PhaseLinkJob{c, 0, links, ran.get(), epoch.get()});
+    seeds.push_back(PhaseLinkJob{c, 0, links, ran.get(), epoch.get(), stop_at});
   rt.seed<PhaseLink<0>>(seeds);
   PhaseLinkRun out;
   out.report = rt.run(scheduler);
@@ -1477,6 +1480,40 @@ TEST_CASE("a continuation of the next phase runs in that phase, once, under ever
         REQUIRE(r.epoch[at] == i);  // in its own phase change, never earlier or later
       }
   }
+}
+
+// A stop ends the phase sequence: the phase in which a task stops is the last one that runs.
+// Each link here is alone in its phase, so blocks that poll while it runs advance the phase
+// the moment it ends; an idle step that read the run status before the stop and the phase's
+// count after it used to start the next phase, and a block could then run the successor
+// (queued tasks must not run after a stop). The stop is stored in the phase word, which a phase
+// change exchanges, so no phase change can follow it (PhaseController::stop). Many runs, as
+// the window is a few hundred nanoseconds.
+TEST_CASE("a stop keeps the next phase from starting, run after run, under every scheduler",
+          "[gpu][phases][stop]") {
+  const Scheduler scheduler = each_scheduler();
+  const bool handoff = GENERATE(true, false);
+  const std::uint32_t links = 64, runs = 40;
+  std::uint32_t successors_run = 0;
+  for (std::uint32_t run = 0; run < runs; ++run) {
+    const std::uint32_t stop_at = 5 + run % 50;
+    INFO("hand-off " << handoff << ", run " << run << ", stop at link " << stop_at);
+    const PhaseLinkRun r = run_phase_links(scheduler, handoff, 1, links, stop_at);
+    INFO(r.report.format());
+    REQUIRE(r.report.ok());
+    REQUIRE(r.report.status == RunStatus::stopped);
+    for (std::uint32_t i = 0; i <= stop_at; ++i) REQUIRE(r.ran[i] == 1);
+    const std::uint32_t late = r.ran[stop_at + 1];  // the successor ran after the stop
+    successors_run += late;
+    if (late != 0) continue;  // counted, and failed below once every run is in
+    REQUIRE(r.report.phase_changes == stop_at);
+    REQUIRE(r.report.total_executed == stop_at + 1);
+    std::uint64_t queued = 0;
+    for (const auto& q : r.report.queues) queued += q.queued;
+    REQUIRE(queued == 1);  // the successor, left in its queue
+  }
+  UNSCOPED_INFO(successors_run << " of " << runs << " successors ran after the stop");
+  REQUIRE(successors_run == 0);
 }
 
 // Fan-out/fan-in trees on queues no larger than a level (as in the fan_tree benchmark): every
