@@ -231,10 +231,11 @@ class Context {
   // Dependency i of the runtime's pool (the host hands out indices through Runtime::dependencies()).
   __device__ Dependency& dependency(std::uint32_t i) const { return g_->pool.deps[i]; }
 
-  // Ends the run after the running tasks finish; queued tasks do not run. (A block that runs
-  // a chain of handed-off tasks sees a stop from another block within 16 of them, handoff.hpp.)
+  // Ends the run after the running tasks finish; queued tasks do not run, and the phase does
+  // not change again. (A block that runs a chain of handed-off tasks sees a stop from another
+  // block within 16 of them, handoff.hpp.)
   __device__ void stop() const {
-    g_->controller().set_status(RunStatus::stopped);
+    g_->controller().stop();
     detail::block_store(handoff_->stopping, 1u);  // this block runs no handed-off task after it
   }
   // True once the run is ending (stop, watchdog, error): long-running tasks may poll it.

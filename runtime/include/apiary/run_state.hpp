@@ -34,16 +34,22 @@ struct alignas(128) PaddedCounter {
 };
 
 // Packs (epoch, phase) so that both change in one CAS. phase is no_phase (-1) when the graph
-// has no phases.
+// has no phases. The top bit marks a stopped run (PhaseController::stop): no phase change
+// follows a stop, as each one exchanges the whole word. So the epoch counts 2^31 phase changes
+// before it wraps.
 struct PhaseWord {
+  static constexpr std::uint64_t stop_mark = std::uint64_t(1) << 63;
+  static constexpr std::uint32_t epoch_mask = 0x7fffffffu;
+
   std::int32_t phase;
-  std::uint32_t epoch;  // number of phase changes so far
+  std::uint32_t epoch;  // number of phase changes so far (modulo 2^31)
   APIARY_HD static PhaseWord unpack(std::uint64_t w) {
-    return {static_cast<std::int32_t>(static_cast<std::uint32_t>(w)), static_cast<std::uint32_t>(w >> 32)};
+    return {static_cast<std::int32_t>(static_cast<std::uint32_t>(w)), static_cast<std::uint32_t>(w >> 32) & epoch_mask};
   }
   APIARY_HD std::uint64_t pack() const {
-    return (std::uint64_t(epoch) << 32) | static_cast<std::uint32_t>(phase);
+    return (std::uint64_t(epoch & epoch_mask) << 32) | static_cast<std::uint32_t>(phase);
   }
+  APIARY_HD static bool stopped(std::uint64_t w) { return (w & stop_mark) != 0; }
 };
 
 struct RunState {
@@ -147,6 +153,18 @@ struct PhaseController {
     return false;
   }
 
+  // ctx.stop(): the run ends once the running tasks finish, and no phase change follows.
+  // Why the mark in the phase word: a phase change after the stop would let a block that read
+  // the status before it (look() and on_idle read it before the phase word, without ordering)
+  // run a queued task of the new phase. The stopping task is pending until its batch
+  // finishes, and its finish (a release) comes after the mark. Every phase change reads a
+  // count with acquire that only that finish could have lowered, then exchanges the phase
+  // word: it finds the mark and changes nothing, or fails its exchange from an older word.
+  APIARY_HD void stop() const {
+    set_status(RunStatus::stopped);
+    DeviceAtomic<std::uint64_t>(state->phase_word).fetch_or(PhaseWord::stop_mark, mo::relaxed);
+  }
+
   // Sets a terminal status unless one is set already.
   APIARY_HD void set_status(RunStatus s) const {
     std::uint32_t expected = 0;
@@ -204,7 +222,7 @@ struct PhaseController {
   // so a step that would skip a phase, or finds no next phase, decides on ordered reads.
   APIARY_HD void advance_live(std::uint64_t seen_word) const {
     const std::uint32_t n = table->num_phases;
-    if (n == 0) return;
+    if (n == 0 || PhaseWord::stopped(seen_word)) return;
     if (table->phaseless.size() != 0 && load_acquire(pending(0)) != 0) return;
     const PhaseWord seen = PhaseWord::unpack(seen_word);
     const std::int32_t next = seen.phase == no_phase                     ? no_phase
@@ -284,7 +302,7 @@ struct PhaseController {
   // the phase word after it (the new one, or what a competing advance wrote).
   template <class HasWork>
   APIARY_HD std::uint64_t advance_from(std::uint64_t seen_word, HasWork&& has_work) const {
-    if (table->num_phases == 0) return seen_word;
+    if (table->num_phases == 0 || PhaseWord::stopped(seen_word)) return seen_word;
     const PhaseWord seen = PhaseWord::unpack(seen_word);
     // The phaseless counter is read first: a phaseless task can only appear through a task
     // that is pending itself.

@@ -57,6 +57,7 @@ struct Sim {
   std::uint32_t d_links = 0;  // each D spawns the next D of a chain this long (C spawns the first)
   std::uint32_t j_links = 0;  // each J holds the next J of a chain this long, then resolves its wait
   std::uint32_t cycles;  // C spawns A(depth + 1) while depth + 1 < cycles (cyclic graphs)
+  std::uint32_t stop_at = ~0u;  // the first C of this cycle calls ctx.stop() after its spawns
   std::uint32_t roots;
   ErrorWord* error;
   RunState state{};
@@ -72,6 +73,7 @@ struct Sim {
   std::atomic<std::uint64_t> local_hops_taken{0};
   std::atomic<std::uint64_t> own_holds{0};  // held J readied by their own resolution
   std::atomic<std::uint64_t> stale{0};      // batches claimed after their phase ended (settle_stale)
+  std::atomic<std::uint64_t> late{0};       // tasks of a phase that began after a stop
   std::array<std::atomic<std::int64_t>, 3> running_in_phase{};
   ThreadFailures failures;
 
@@ -160,6 +162,8 @@ struct Sim {
 
   void run_task_code(std::uint32_t q, const Item& item) {
     executed[q].fetch_add(1);
+    // The stop comes from phase 1 of cycle stop_at: phase 2 of that cycle must never begin.
+    if (item.depth > stop_at || (item.depth == stop_at && q == D)) late.fetch_add(1, std::memory_order_relaxed);
     switch (q) {
       case A: {
         const std::uint32_t d = next_dep.fetch_add(1);
@@ -183,6 +187,10 @@ struct Sim {
       case C:
         spawn(D, {item.depth, d_links, item.first});
         if (cyclic && item.first && item.depth + 1 < cycles) spawn(A, {item.depth + 1, 0, 0});
+        if (item.first && item.depth == stop_at) {  // ctx.stop()
+          controller().stop();
+          if (local != nullptr) local->stopping = 1;
+        }
         break;
       case D:
         if (item.dep > 0) spawn(D, {item.depth, item.dep - 1, item.first});
@@ -367,6 +375,38 @@ TEST_CASE("phase controller: cyclic phases run until every queue is empty", "[ph
   REQUIRE(sim.executed[J] == a * (1 + sim.j_links));
   // Three phases per cycle: 3 * cycles - 1 phase changes.
   REQUIRE(PhaseWord::unpack(sim.state.phase_word).epoch == 3 * cycles - 1);
+}
+
+// A stop from phase 1 of a cycle while the other threads poll for the next phase: no task of
+// a later phase may run (the run's phase word carries the stop, PhaseController::stop), and
+// every task still pending waits in its queue. One root, so the phase ends as the stopping
+// task's batch finishes, many runs. The race this guards against (a step that read the status
+// before the stop and the phase's count after that batch) is too narrow to hit on CPU threads:
+// 10,000 runs of the code before the fix passed on a 2-core machine. The deterministic case is
+// in test_phase_table.cpp, the GPU one in test_runtime_gpu.cu.
+TEST_CASE("phase controller: no phase begins after a stop, and nothing pending is lost, under 8 threads",
+          "[phases][stress][stop]") {
+  ErrorWord unused{};
+  const bool handoff = GENERATE(false, true);
+  const auto runs = static_cast<std::uint32_t>(scaled(400));
+  for (std::uint32_t run = 0; run < runs; ++run) {
+    Sim sim(true, 6, 1, &unused);
+    sim.handoff = handoff;
+    sim.stop_at = 1 + run % 4;
+    sim.run();
+    INFO("hand-off " << handoff << ", run " << run << ", stop in cycle " << sim.stop_at << ": " << sim.failures.first);
+    REQUIRE(sim.failures.count == 0);
+    REQUIRE(sim.state.error.code == 0);
+    REQUIRE(sim.controller().status() == RunStatus::stopped);
+    REQUIRE(sim.late == 0);
+    const PhaseWord end = PhaseWord::unpack(sim.state.phase_word);
+    REQUIRE(end.phase == 1);
+    REQUIRE(end.epoch == 3 * sim.stop_at + 1);
+    std::int64_t queued = 0;
+    for (std::uint32_t q = 0; q < num_queues; ++q) queued += sim.views[q].available_hint();
+    REQUIRE(std::uint64_t(queued) == sim.state.pending_total.value);
+    REQUIRE(queued >= 2);  // at least the stopping C's D and A
+  }
 }
 
 TEST_CASE("hand-off slot: exactly one taker per lap under 8 threads, only for accepted queues", "[handoff][stress]") {

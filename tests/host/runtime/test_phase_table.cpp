@@ -151,6 +151,53 @@ TEST_CASE("phase controller: on_idle in the last phase of an acyclic graph repor
   REQUIRE_FALSE(pc.on_idle([] { return 0; }));
 }
 
+TEST_CASE("phase controller: no phase change follows a stop, whenever the step read the phase word", "[phases][stop]") {
+  // Phase 0 holds one running task (it stops, then its batch finishes); one task is queued in
+  // the next phase in order (advance_live's exchange) or in the one after it (the ordered
+  // step's exchange, skipping an empty phase). It must never run.
+  PhaseTable t({layout("P", -1), layout("A", 0), layout("B", 1), layout("C", 2)}, true);
+  const PhaseTableView view = t.view();
+  RunState state{};
+  PhaseController pc{&state, &view};
+  const std::uint32_t queued = GENERATE(2u, 3u);
+  INFO("queued in phase " << queued - 1);
+  state.phase_word = PhaseWord{0, 5}.pack();
+  pc.add_pending(1, 1);       // A, running
+  pc.add_pending(queued, 1);  // B or C, queued
+  const std::uint64_t before = load_relaxed(state.phase_word);  // an idle step's read before the stop
+  pc.stop();
+  pc.finish(1, 1);
+
+  SECTION("a live step that read the phase word before the stop") { pc.advance_live(before); }
+  SECTION("steps that read it after the stop") {
+    pc.try_advance();
+    pc.advance_live(load_relaxed(state.phase_word));
+    IdleCounters alone;  // a controller that runs alone, had it missed the status
+    alone.pending_total = 1;
+    alone.work = std::uint64_t(1) << queued;
+    alone.phase_word = load_relaxed(state.phase_word);
+    std::uint64_t phase_after = 0;
+    REQUIRE(pc.on_idle_alone(alone, phase_after));       // it read "running", so it goes on...
+    REQUIRE(PhaseWord::unpack(phase_after).phase == 0);  // ...in the same phase
+  }
+  REQUIRE_FALSE(pc.on_idle([] { return 0; }));
+  REQUIRE(pc.status() == RunStatus::stopped);
+  REQUIRE(pc.current().phase == 0);  // phase 1 never began
+  REQUIRE(pc.current().epoch == 5);  // the mark is not part of the epoch
+  REQUIRE(PhaseWord::stopped(load_relaxed(state.phase_word)));
+}
+
+TEST_CASE("phase word: the epoch wraps within its 31 bits, never into the stop mark", "[phases]") {
+  const PhaseWord last{3, PhaseWord::epoch_mask};
+  REQUIRE(PhaseWord::unpack(last.pack()).epoch == PhaseWord::epoch_mask);
+  const std::uint64_t wrapped = PhaseWord{4, last.epoch + 1}.pack();
+  REQUIRE_FALSE(PhaseWord::stopped(wrapped));
+  REQUIRE(PhaseWord::unpack(wrapped).epoch == 0);
+  REQUIRE(PhaseWord::unpack(wrapped).phase == 4);
+  REQUIRE(PhaseWord::unpack(PhaseWord{no_phase, 9}.pack() | PhaseWord::stop_mark).phase == no_phase);
+  REQUIRE(PhaseWord::unpack(PhaseWord{no_phase, 9}.pack() | PhaseWord::stop_mark).epoch == 9);
+}
+
 TEST_CASE("phase controller: parked tasks with nothing pending end the run as a stall", "[phases]") {
   PhaseTable t({layout("A", 0)}, false);
   const PhaseTableView view = t.view();
