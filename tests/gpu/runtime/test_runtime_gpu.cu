@@ -1482,13 +1482,13 @@ TEST_CASE("a continuation of the next phase runs in that phase, once, under ever
   }
 }
 
-// A stop ends the phase sequence: the phase in which a task stops is the last one that runs.
-// Each link here is alone in its phase, so blocks that poll while it runs advance the phase
-// the moment it ends; an idle step that read the run status before the stop and the phase's
-// count after it used to start the next phase, and a block could then run the successor
-// (queued tasks must not run after a stop). The stop is stored in the phase word, which a phase
-// change exchanges, so no phase change can follow it (PhaseController::stop). Many runs, as
-// the window is a few hundred nanoseconds.
+// A stop ends the phase sequence: the phase in which a task stops is the last one that runs,
+// and the successor it spawned into the next phase stays queued. Each link here is alone in
+// its phase, so blocks that poll while it runs advance the phase the moment it ends. The code
+// before PhaseController::stop allowed an idle step that read the run status before the stop
+// and the phase's count after it to start the next phase; these runs never caught it (they
+// passed on that code too, on an H200: an idle step's two reads lie closer together than a
+// stop and its batch's finish), so the host test in test_phase_table.cpp shows that case.
 TEST_CASE("a stop keeps the next phase from starting, run after run, under every scheduler",
           "[gpu][phases][stop]") {
   const Scheduler scheduler = each_scheduler();
