@@ -182,7 +182,7 @@ TEST_CASE("phase controller: no phase change follows a stop, whenever the step r
   }
   REQUIRE_FALSE(pc.on_idle([] { return 0; }));
   REQUIRE(pc.status() == RunStatus::stopped);
-  REQUIRE(pc.current().phase == 0);  // phase 1 never began
+  REQUIRE(pc.current().phase == 0);  // no later phase began
   REQUIRE(pc.current().epoch == 5);  // the mark is not part of the epoch
   REQUIRE(PhaseWord::stopped(load_relaxed(state.phase_word)));
 }
