@@ -70,12 +70,6 @@ struct PdcState {
 inline constexpr std::uint64_t pdc_stall_note_ns = 500'000'000;
 inline constexpr std::uint64_t pdc_stall_watch_every = 64;  // controller iterations (~4 us each)
 
-// The spin controller's sleep when a round launched nothing: doubles from the first to the
-// cap. Why a cap of 1 us: the sleep is on the path of every phase change (the controller
-// advances the phase only once the old phase's workers left, and it is usually asleep then).
-inline constexpr std::uint32_t pdc_first_backoff_ns = 64;
-inline constexpr std::uint32_t pdc_max_backoff_ns = 1024;
-
 // The largest controller block (a warp per queue, 32 warps for 32 queues or more): the
 // controller kernels are compiled for it (__launch_bounds__), so that a graph of up to
 // max_queues queues can always launch its controller.
@@ -310,7 +304,7 @@ __global__ void __launch_bounds__(pdc_max_controller_threads) pdc_spin_controlle
   const std::uint32_t q = controller_queue();
   const bool active_queue = q < p->graph.table.num_queues;
   const PhaseController pc = p->graph.controller();
-  std::uint32_t backoff = pdc_first_backoff_ns;
+  std::uint32_t backoff = 64;
   std::uint64_t it = 0;
   PdcStallWatch watch;  // thread 0's
   for (;; ++it) {
@@ -334,9 +328,9 @@ __global__ void __launch_bounds__(pdc_max_controller_threads) pdc_spin_controlle
     if (threadIdx.x == 0) {
       if (sh.launched == 0) {
         __nanosleep(backoff);
-        backoff = backoff < pdc_max_backoff_ns ? backoff * 2 : backoff;
+        backoff = backoff < 4096 ? backoff * 2 : backoff;
       } else {
-        backoff = pdc_first_backoff_ns;
+        backoff = 64;
       }
     }
   }
