@@ -206,7 +206,7 @@ struct TaskJacobi<T>::Impl {
     const int first_nnz = task_nnz(first);
     const RowMapping m = resolve(options.rows, first_nnz, in.max_row_nnz, in.group);
     Shape sh{m, m == first ? first_nnz : task_nnz(m)};
-    if (may_fit_resident(v, s, sh.rows)) sh.task_nnz = fit_resident(sh.task_nnz);
+    if (may_fit_resident(v, s, sh.rows)) sh.task_nnz = balance_per_sm(fit_resident(sh.task_nnz));
     return shapes[{v, s}] = sh;
   }
 
@@ -239,6 +239,39 @@ struct TaskJacobi<T>::Impl {
       target = std::min(target - 1, static_cast<int>(target * scale));
     }
     return task_nnz;
+  }
+
+  // Held tasks stay in the block that first ran them (one per 128-thread block), and the
+  // megakernel gets k = ceil(T / SMs) blocks per SM for T tasks (with_megakernel_blocks). T
+  // between two multiples of the SM count leaves some SMs k tasks and others fewer, and the
+  // SMs with k set the iteration's pace. So the tasks are made smaller until there are k per
+  // SM, where that keeps them at 512 non-zeros or more, within the megakernel's wave and with
+  // their rows resident. Same H200, stages (inl), MK (docs/jacobi.md, "Kept: held tasks
+  // balanced over the SMs"): A5 fp64 285 -> 392 tasks 11.40 -> 10.63 us per iteration,
+  // g2_circuit_like fp64 342 -> 392 tasks 11.92 -> 11.02, finan512_like fp64 377 -> 393
+  // tasks 11.34 -> 11.13.
+  int balance_per_sm(int task_nnz) {
+    const Partition& part = sized(task_nnz).part;
+    const long long sms = sm_count(), wave = slots(Scheduler::megakernel, RowMapping::staged);
+    const long long k = (static_cast<long long>(part.tasks) + sms - 1) / sms;
+    if (part.tasks % sms == 0 || k * sms > wave) return task_nnz;
+    // ceil(nnz / target) shares, so at most k x SMs tasks (partition.cu: a row block begins
+    // at each multiple of the target).
+    const long long target = (static_cast<long long>(in.a.nnz) + k * sms - 1) / (k * sms);
+    if (target < 512 || target >= task_nnz) return task_nnz;
+    const Partition& balanced = sized(static_cast<int>(target)).part;
+    return balanced.tasks <= k * sms && fits_resident(balanced) ? static_cast<int>(target) : task_nnz;
+  }
+
+  long long sms_ = 0;
+  long long sm_count() {
+    if (sms_ == 0) {
+      int device = 0, n = 0;
+      APIARY_CUDA_CHECK(cudaGetDevice(&device));
+      APIARY_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+      sms_ = n;
+    }
+    return sms_;
   }
 
   // The partition into tasks of `task_nnz` non-zeros, built on the GPU at its first use.

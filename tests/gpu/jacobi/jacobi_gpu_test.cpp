@@ -255,7 +255,17 @@ int main() {
           expect(solver.last_report().executed("Jacobi") ==
                      expected_jacobi_tasks(Version::stages_inline, tasks, solver.result().iterations, p) + std::uint64_t(tasks),
                  tag + "every task once per iteration, plus one no-op each");
-          if (fit) expect(takes == static_cast<unsigned>(tasks), tag + "took " + std::to_string(takes) + " of " + std::to_string(tasks) + " tasks' rows");
+          if (fit) {
+            expect(takes == static_cast<unsigned>(tasks), tag + "took " + std::to_string(takes) + " of " + std::to_string(tasks) + " tasks' rows");
+            // Balanced over the SMs (balance_per_sm): k blocks per SM for k x SMs tasks, at
+            // most 5% of the blocks without a task (285 tasks on 396 blocks before).
+            int device = 0;
+            APIARY_CUDA_CHECK(cudaGetDevice(&device));
+            const long long sms = apiary::query_device(device).sm_count, k = (tasks + sms - 1) / sms;
+            expect(20 * static_cast<long long>(tasks) >= 19 * k * sms,
+                   tag + std::to_string(tasks) + " tasks leave SMs with fewer than " + std::to_string(k) + " (" +
+                       solver.last_report().launch + ")");
+          }
           else expect(takes < static_cast<unsigned>(tasks), tag + "the half-wave tasks should not all fit (" + std::to_string(takes) + " of " + std::to_string(tasks) + ")");
           (fit ? fitted_tasks : half_wave_tasks) = tasks;
           std::printf("  A5 fit_resident %s: %d tasks, %u resident, it %d (CPU %d)  err %.2e\n", fit ? "on " : "off", tasks,
