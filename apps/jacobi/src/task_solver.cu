@@ -246,10 +246,9 @@ struct TaskJacobi<T>::Impl {
   // between two multiples of the SM count leaves some SMs k tasks and others fewer, and the
   // SMs with k set the iteration's pace. So the tasks are made smaller until there are k per
   // SM, where that keeps them at 512 non-zeros or more, within the megakernel's wave and with
-  // their rows resident. Same H200, stages (inl), MK (docs/jacobi.md, "Kept: held tasks
-  // balanced over the SMs"): A5 fp64 285 -> 392 tasks 11.40 -> 10.63 us per iteration,
-  // g2_circuit_like fp64 342 -> 392 tasks 11.92 -> 11.02, finan512_like fp64 377 -> 393
-  // tasks 11.34 -> 11.13.
+  // their rows resident. A/B on an H200, stages (inl), MK (docs/jacobi.md, "Kept: held
+  // tasks balanced over the SMs"): fp64 A5 285 -> 396 tasks 0.83x the time, g2_circuit_like
+  // 342 -> 396 0.88x, finan512_like 377 -> 396 0.99x; no other suite partition changes.
   int balance_per_sm(int task_nnz) {
     const Partition& part = sized(task_nnz).part;
     const long long sms = sm_count(), wave = slots(Scheduler::megakernel, RowMapping::staged);
