@@ -262,15 +262,15 @@ struct TaskJacobi<T>::Impl {
     return balanced.tasks <= k * sms && fits_resident(balanced) ? static_cast<int>(target) : task_nnz;
   }
 
-  long long sms_ = 0;
+  // The device's SM count, asked once (query_device reads all of the device's properties).
+  long long device_sms = 0;
   long long sm_count() {
-    if (sms_ == 0) {
-      int device = 0, n = 0;
+    if (device_sms == 0) {
+      int device = 0;
       APIARY_CUDA_CHECK(cudaGetDevice(&device));
-      APIARY_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-      sms_ = n;
+      device_sms = static_cast<long long>(query_device(device).sm_count);
     }
-    return sms_;
+    return device_sms;
   }
 
   // The partition into tasks of `task_nnz` non-zeros, built on the GPU at its first use.

@@ -265,8 +265,9 @@ int main() {
             expect(20 * static_cast<long long>(tasks) >= 19 * k * sms,
                    tag + std::to_string(tasks) + " tasks leave SMs with fewer than " + std::to_string(k) + " (" +
                        solver.last_report().launch + ")");
+          } else {
+            expect(takes < static_cast<unsigned>(tasks), tag + "the half-wave tasks should not all fit (" + std::to_string(takes) + " of " + std::to_string(tasks) + ")");
           }
-          else expect(takes < static_cast<unsigned>(tasks), tag + "the half-wave tasks should not all fit (" + std::to_string(takes) + " of " + std::to_string(tasks) + ")");
           (fit ? fitted_tasks : half_wave_tasks) = tasks;
           std::printf("  A5 fit_resident %s: %d tasks, %u resident, it %d (CPU %d)  err %.2e\n", fit ? "on " : "off", tasks,
                       takes, solver.result().iterations, ref.iterations, c.rel_error);
