@@ -245,10 +245,13 @@ struct TaskJacobi<T>::Impl {
   // megakernel gets k = ceil(T / SMs) blocks per SM for T tasks (with_megakernel_blocks). T
   // between two multiples of the SM count leaves some SMs k tasks and others fewer, and the
   // SMs with k set the iteration's pace. So the tasks are made smaller until there are k per
-  // SM, where that keeps them at 512 non-zeros or more, within the megakernel's wave and with
-  // their rows resident. A/B on an H200, stages (inl), MK (docs/jacobi.md, "Kept: held
-  // tasks balanced over the SMs"): fp64 A5 285 -> 396 tasks 0.83x the time, g2_circuit_like
-  // 342 -> 396 0.88x, finan512_like 377 -> 396 0.99x; no other suite partition changes.
+  // SM, where that keeps them within the megakernel's wave, with their rows resident and, for
+  // k > 1, at 512 non-zeros or more (the automatic minimum). With fewer tasks than SMs (k = 1)
+  // any size goes: an SM without a task idles. A/B on an H200, stages (inl), MK
+  // (docs/jacobi.md, "Kept: held tasks balanced over the SMs"): fp64 A5 285 -> 396 tasks 0.83x
+  // the time, g2_circuit_like 342 -> 396 0.88x, finan512_like 377 -> 396 0.99x; a sweep with
+  // one task per SM: lap2D_5pt_n100 fp64 97 -> 132 tasks 0.95x per iteration, gr_30_30 16 ->
+  // 132 0.96x.
   int balance_per_sm(int task_nnz) {
     const Partition& part = sized(task_nnz).part;
     const long long sms = sm_count(), wave = slots(Scheduler::megakernel, RowMapping::staged);
@@ -257,7 +260,8 @@ struct TaskJacobi<T>::Impl {
     // ceil(nnz / target) shares, so at most k x SMs tasks (partition.cu: a row block begins
     // at each multiple of the target).
     const long long target = (static_cast<long long>(in.a.nnz) + k * sms - 1) / (k * sms);
-    if (target < 512 || target >= task_nnz) return task_nnz;
+    const long long minimum = k == 1 ? 1 : 512;
+    if (target < minimum || target >= task_nnz) return task_nnz;
     const Partition& balanced = sized(static_cast<int>(target)).part;
     return balanced.tasks <= k * sms && fits_resident(balanced) ? static_cast<int>(target) : task_nnz;
   }

@@ -226,6 +226,13 @@ int main() {
         expect(solver.resident_takes() == static_cast<unsigned>(solver.partition().tasks),
                "lap3D stages_inline under MK: every task took its rows into its block once, took " +
                    std::to_string(solver.resident_takes()) + " for " + std::to_string(solver.partition().tasks) + " tasks");
+        // Fewer 512-non-zero tasks than SMs (105): one per SM instead (balance_per_sm).
+        int device = 0;
+        APIARY_CUDA_CHECK(cudaGetDevice(&device));
+        const int sms = static_cast<int>(apiary::query_device(device).sm_count);
+        expect(solver.partition().tasks <= sms && 20 * solver.partition().tasks >= 19 * sms,
+               "lap3D stages_inline under MK: a task on every SM, got " + std::to_string(solver.partition().tasks) +
+                   " tasks for " + std::to_string(sms) + " SMs");
         solver.set_scheduler(Scheduler::timesliced);
         solver.run(Version::stages_inline);
         expect(!solver.held_successors(), "lap3D stages_inline under TSK: successors spawned");
