@@ -184,11 +184,11 @@ GpuJacobi<T>::GpuJacobi(const sparse::Csr<T>& a, const std::vector<T>& b, const 
   group_ = pick_group(a.rows ? static_cast<double>(nnz_) / a.rows : 1.0);
   for (index_t r = 0; r < a.rows; ++r)
     max_row_nnz_ = std::max<int>(max_row_nnz_, static_cast<int>(a.row_offsets[r + 1] - a.row_offsets[r]));
-  int device = 0, sms = 1;
+  int device = 0;
   APIARY_CUDA_CHECK(cudaGetDevice(&device));
-  APIARY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  APIARY_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
   const long long needed = (static_cast<long long>(rows_) * group_ + block_threads - 1) / block_threads;
-  blocks_ = static_cast<int>(std::max(1LL, std::min<long long>(needed, 32LL * sms)));
+  blocks_ = static_cast<int>(std::max(1LL, std::min<long long>(needed, 32LL * sms_)));
   partial_ = sparse::DeviceBuffer<double>(static_cast<std::size_t>(blocks_));
   task_options_ = tasks;
 }
@@ -213,7 +213,7 @@ std::size_t GpuJacobi<T>::bytes_per_iteration() const {
 template <class T>
 TaskJacobi<T>& GpuJacobi<T>::tasks() {
   if (!tasks_) {
-    const TaskInputs<T> in{a_.view(), b_.data(), d_.data(), state_.data(), bnorm_, group_, max_row_nnz_};
+    const TaskInputs<T> in{a_.view(), b_.data(), d_.data(), state_.data(), bnorm_, group_, max_row_nnz_, sms_};
     tasks_ = std::make_unique<TaskJacobi<T>>(in, p_, task_options_);
   }
   return *tasks_;

@@ -136,6 +136,7 @@ class GpuJacobi {
   sparse::DeviceBuffer<double> partial_;
   sparse::DeviceBuffer<DeviceState> state_;
   int group_ = 1, blocks_ = 1;
+  int sms_ = 1;          // the device's SMs
   int max_row_nnz_ = 0;  // the longest row
   // CUDA graph (built on first use).
   cudaGraph_t graph_ = nullptr;

@@ -77,13 +77,15 @@ inline Scheduler wave_scheduler(TaskVersion v, Scheduler s) {
 // lies between. (Halving TSK's and PDC's own, smaller, waves for mid-size matrices instead
 // measured 0.98-1.15x the time of these sizes.)
 inline constexpr long long half_wave_max_nnz = 4096;
+// The smallest automatic task (the thesis's rows-per-task minimum), except one task per SM.
+inline constexpr long long min_auto_task_nnz = 512;
 
 template <class V>
 int auto_task_nnz(const V& a, int requested, long long mk_slots, long long wave_slots) {
   if (requested > 0) return requested;
   const long long nnz = a.nnz, half = std::max<long long>(1, mk_slots / 2);
   const long long half_wave = (nnz + half - 1) / half, one_wave = (nnz + wave_slots - 1) / wave_slots;
-  return static_cast<int>(std::max<long long>(512, half_wave <= half_wave_max_nnz ? half_wave : one_wave));
+  return static_cast<int>(std::max<long long>(min_auto_task_nnz, half_wave <= half_wave_max_nnz ? half_wave : one_wave));
 }
 
 // Megakernel blocks per SM for `tasks` Jacobi tasks: no more than their workers need, unless
@@ -229,7 +231,7 @@ struct TaskJacobi<T>::Impl {
   int fit_resident(int task_nnz) {
     const long long wave = slots(Scheduler::megakernel, RowMapping::staged);
     int target = task_nnz;
-    for (int step = 0; step < 6 && target >= 512; ++step) {
+    for (int step = 0; step < 6 && target >= min_auto_task_nnz; ++step) {
       const Partition& part = sized(target).part;
       if (part.tasks > wave) break;
       if (fits_resident(part)) return target;
@@ -254,27 +256,16 @@ struct TaskJacobi<T>::Impl {
   // 132 0.96x.
   int balance_per_sm(int task_nnz) {
     const Partition& part = sized(task_nnz).part;
-    const long long sms = sm_count(), wave = slots(Scheduler::megakernel, RowMapping::staged);
+    const long long sms = std::max(in.sm_count, 1), wave = slots(Scheduler::megakernel, RowMapping::staged);
     const long long k = (static_cast<long long>(part.tasks) + sms - 1) / sms;
     if (part.tasks % sms == 0 || k * sms > wave) return task_nnz;
     // ceil(nnz / target) shares, so at most k x SMs tasks (partition.cu: a row block begins
     // at each multiple of the target).
     const long long target = (static_cast<long long>(in.a.nnz) + k * sms - 1) / (k * sms);
-    const long long minimum = k == 1 ? 1 : 512;
+    const long long minimum = k == 1 ? 1 : min_auto_task_nnz;
     if (target < minimum || target >= task_nnz) return task_nnz;
     const Partition& balanced = sized(static_cast<int>(target)).part;
     return balanced.tasks <= k * sms && fits_resident(balanced) ? static_cast<int>(target) : task_nnz;
-  }
-
-  // The device's SM count, asked once (query_device reads all of the device's properties).
-  long long device_sms = 0;
-  long long sm_count() {
-    if (device_sms == 0) {
-      int device = 0;
-      APIARY_CUDA_CHECK(cudaGetDevice(&device));
-      device_sms = static_cast<long long>(query_device(device).sm_count);
-    }
-    return device_sms;
   }
 
   // The partition into tasks of `task_nnz` non-zeros, built on the GPU at its first use.

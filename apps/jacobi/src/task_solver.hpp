@@ -63,6 +63,7 @@ struct TaskInputs {
   double bnorm;
   int group;        // threads per row
   int max_row_nnz;  // the longest row (decides RowMapping::automatic)
+  int sm_count;     // the device's SMs (held tasks are balanced over them)
 };
 
 template <class T>

@@ -49,6 +49,13 @@ std::string matrix_dir() {
   return APIARY_DEFAULT_MATRIX_DIR;
 }
 
+// The current device's SMs (the held tasks' partition is balanced over them).
+long long device_sms() {
+  int device = 0;
+  APIARY_CUDA_CHECK(cudaGetDevice(&device));
+  return static_cast<long long>(apiary::query_device(device).sm_count);
+}
+
 sparse::Csr<double> real(const std::string& name) { return sparse::read_csr<double>(matrix_dir() + "/" + name + ".mtx"); }
 
 std::vector<Scheduler> schedulers_for(Version v) {
@@ -208,9 +215,7 @@ int main() {
         solver.set_scheduler(Scheduler::megakernel);
         solver.run(Version::stages_inline);
         // One block per SM (the options' blocks_per_sm), one task held per block.
-        int device = 0;
-        APIARY_CUDA_CHECK(cudaGetDevice(&device));
-        const int sms = static_cast<int>(apiary::query_device(device).sm_count);
+        const long long sms = device_sms();
         expect(solver.held_successors() && sms > 0 && solver.partition().tasks > sms,
                "lap3D held and spawned: successors held with more tasks (" + std::to_string(solver.partition().tasks) +
                    ") than megakernel blocks (" + solver.last_report().launch + ")");
@@ -227,9 +232,7 @@ int main() {
                "lap3D stages_inline under MK: every task took its rows into its block once, took " +
                    std::to_string(solver.resident_takes()) + " for " + std::to_string(solver.partition().tasks) + " tasks");
         // Fewer 512-non-zero tasks than SMs (105): one per SM instead (balance_per_sm).
-        int device = 0;
-        APIARY_CUDA_CHECK(cudaGetDevice(&device));
-        const int sms = static_cast<int>(apiary::query_device(device).sm_count);
+        const long long sms = device_sms();
         expect(solver.partition().tasks <= sms && 20 * solver.partition().tasks >= 19 * sms,
                "lap3D stages_inline under MK: a task on every SM, got " + std::to_string(solver.partition().tasks) +
                    " tasks for " + std::to_string(sms) + " SMs");
@@ -266,9 +269,7 @@ int main() {
             expect(takes == static_cast<unsigned>(tasks), tag + "took " + std::to_string(takes) + " of " + std::to_string(tasks) + " tasks' rows");
             // Balanced over the SMs (balance_per_sm): k blocks per SM for k x SMs tasks, at
             // most 5% of the blocks without a task (285 tasks on 396 blocks before).
-            int device = 0;
-            APIARY_CUDA_CHECK(cudaGetDevice(&device));
-            const long long sms = apiary::query_device(device).sm_count, k = (tasks + sms - 1) / sms;
+            const long long sms = device_sms(), k = (tasks + sms - 1) / sms;
             expect(20 * static_cast<long long>(tasks) >= 19 * k * sms,
                    tag + std::to_string(tasks) + " tasks leave SMs with fewer than " + std::to_string(k) + " (" +
                        solver.last_report().launch + ")");
