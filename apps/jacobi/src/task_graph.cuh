@@ -384,9 +384,22 @@ __device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, i
   return rr;
 }
 
+// Where a load of x_k may hit. Every task starts after an acquire at GPU scope that follows
+// the writes of x_k it reads (the gate's poll, the queue claim's, or a kernel boundary), and
+// an acquire invalidates the SM's L1, so loads cached in L1 see those writes as loads through
+// L2 do (PTX memory model: the cache operator of a weak load is a hint, not a weaker
+// ordering). `l1`: neighbouring rows that gather the same x sectors (meshes, circuits) hit L1
+// instead of asking L2 for a 32-byte sector per 4- or 8-byte value.
+enum class XCache { l2, l1 };
+template <XCache C, class T>
+__device__ inline T load_x(const T* p) {
+  if constexpr (C == XCache::l1) return __ldca(p);
+  else return __ldcg(p);
+}
+
 // products[i] = values[i] * x_k[cols[i]] for i < n over a worker's threads, eight gathers of x_k
 // in flight per thread (`products` may be `values`: staged rows multiply in place).
-template <class T>
+template <XCache C = XCache::l2, class T>
 __device__ inline void gather_products(const T* values, const index_t* cols, int n, const T* xin, int rank, int size,
                                        T* products) {
   constexpr int batch = 8;
@@ -395,7 +408,7 @@ __device__ inline void gather_products(const T* values, const index_t* cols, int
 #pragma unroll
     for (int u = 0; u < batch; ++u) {
       const int i = base + u * size;
-      xv[u] = i < n ? __ldcg(&xin[cols[i]]) : T(0);
+      xv[u] = i < n ? load_x<C>(&xin[cols[i]]) : T(0);
     }
 #pragma unroll
     for (int u = 0; u < batch; ++u) {
@@ -533,7 +546,7 @@ __device__ bool take_rows_resident(const TaskProblem<T>& P, int t, Worker w, int
 }
 
 // One iteration over resident rows: the products a_ij x_j (eight gathers of x_k in flight per
-// thread, as staged rows), then each row summed in order by one thread (the reference's
+// thread, as staged rows, but cached in L1: XCache), then each row summed in order by one thread (the reference's
 // arithmetic) and finished. `issue_loads()` runs before the gathers and `await_loads()` after
 // them, so that what the caller loads travels with the gathers instead of after them. Returns
 // this thread's share of ||r_k||^2.
@@ -557,10 +570,10 @@ __device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, Issu
 #pragma unroll
   for (int j = 0; j < early_rows; ++j) {
     const int i = rank + j * size;
-    x_early[j] = i < rows ? __ldcg(&xin[r0 + i]) : T(0);
+    x_early[j] = i < rows ? load_x<XCache::l1>(&xin[r0 + i]) : T(0);
   }
   issue_loads();
-  gather_products(values, cols, n, xin, rank, size, products);
+  gather_products<XCache::l1>(values, cols, n, xin, rank, size, products);
   await_loads();
   w.sync();
   const index_t* offsets = R.offsets();
@@ -576,7 +589,7 @@ __device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, Issu
 #pragma unroll
   for (int j = 0; j < early_rows; ++j)
     if (const int i = rank + j * size; i < rows) rr += finish(i, x_early[j]);
-  for (int i = rank + early_rows * size; i < rows; i += size) rr += finish(i, __ldcg(&xin[r0 + i]));
+  for (int i = rank + early_rows * size; i < rows; i += size) rr += finish(i, load_x<XCache::l1>(&xin[r0 + i]));
   return rr;
 }
 
