@@ -75,6 +75,9 @@ class Context {
   // (ctx.spawn_next, or a release it routed there) or readied the task held there (its
   // resolution completed the wait); held and gated tasks that still wait do not count.
   __device__ bool handed_off() const { return handed_off_; }
+  // Scheduler use: this thread held the task's continuation at a gate (hold_next_at), which
+  // the worker may wait for itself (a gated local hop, handoff.hpp).
+  __device__ bool held_at_gate() const { return held_at_gate_; }
 
   // Scheduler use, right after the task: if the task held its continuation in the block's slot
   // (spawn_next_when), the wait begins now, for the resolutions the task did not supply
@@ -180,6 +183,7 @@ class Context {
     constexpr std::uint32_t q = queue_of<U>();
     if (!handoff_->try_hold(q)) return false;
     handoff_->put_gated(q, &item, sizeof(item), gate);  // counted pending when this batch finishes
+    held_at_gate_ = true;
     return true;
   }
 
@@ -341,6 +345,7 @@ class Context {
   BlockHandoff* handoff_;             // never null
   BlockDependencies* dependencies_;  // never null
   mutable bool handed_off_ = false;  // this thread put a ready task into the slot (handed_off())
+  mutable bool held_at_gate_ = false;  // this thread held a task at a gate (held_at_gate())
   mutable Dependency* held_ = nullptr;  // the dependency this thread's task held its continuation on
   mutable std::int32_t held_needs_ = 0;  // the resolutions of held_ still to come (n less this task's)
   mutable std::uint32_t unfreed_slot_;   // the waiting-storage slot released last, read, not yet freed

@@ -48,6 +48,13 @@
 // takes the task that task handed off to its own queue itself, without going back through the
 // block's scheduling loop (its barriers and batch set-up), while the hop needs nothing but
 // this slot's bookkeeping and, once per check_every hops, the run status read above.
+// A task held at a gate is such a hop too once the gate opens: the worker polls the gate
+// itself, up to gate_polls times (about as long as a barrier of short tasks takes to open),
+// and otherwise leaves the task to the scheduler's loop as before. Why: a held task's wait
+// for its gate went through the loop (finish the batch, poll between batch searches, set up
+// the next batch), about 5,200 cycles from one Jacobi task's end to its successor's start on
+// an H200, where a local hop costs a few hundred. The bound keeps a block from waiting long
+// on a gate while tasks that would open it sit in a queue (more held tasks than blocks).
 //
 // Header-only and __host__ __device__ so the CPU stress tests run the same code. On the
 // device the slot lives in shared memory and is accessed with shared-memory instructions
@@ -70,6 +77,7 @@ template <std::uint32_t Bytes>
 struct Handoff {
   static constexpr std::uint32_t item_bytes = Bytes;
   static constexpr std::uint32_t check_every = 16;  // hops between reads of the run status
+  static constexpr std::uint32_t gate_polls = 8;     // await_gate's polls before it gives up
 
   std::uint64_t accept;     // bit q: tasks of queue q may be handed off (set by the scheduler)
   std::uint64_t hold_accept;  // bit q: tasks of queue q may be held for a dependency (set by the scheduler)
@@ -197,11 +205,19 @@ struct Handoff {
   // begin_hold), no ctx.stop() in the block, the executed count deferrable.
   // Every field is read before any is tested (`&`, not `&&`): one round of shared-memory
   // loads on the hop rather than three that wait for each other's branches.
-  APIARY_HD bool local_hop_possible(std::uint32_t q) const {
-    const bool ready = full() & (fresh != 0) & (queue == q) & (waits_on == nullptr) & (gate.word == nullptr);
-    const bool free_to_run = detail::block_load(stopping) == 0;
-    const bool countable = (uncounted == 0) | (uncounted_queue == q);
-    return ready & free_to_run & countable;
+  APIARY_HD bool local_hop_possible(std::uint32_t q) const { return hop_candidate(q) & (gate.word == nullptr); }
+  // The same for a fresh task of queue q that waits for a gate only: the worker may wait for
+  // the gate itself (await_gate) and then take the hop.
+  APIARY_HD bool gated_hop_possible(std::uint32_t q) const { return hop_candidate(q) & (gate.word != nullptr); }
+  // Thread 0, for a gated hop: polls the task's gate up to gate_polls times (each an acquire
+  // of its word, ready()). True once it is open (the task no longer waits); false with the
+  // task still held, for the scheduler's loop.
+  APIARY_HD bool await_gate() {
+    for (std::uint32_t poll = 1;; ++poll) {
+      if (ready()) return true;
+      if (poll == gate_polls) return false;
+      spin_pause();
+    }
   }
   // Takes that hop, doing what finish_batch would do for it: counted with the batch
   // (deferred: same queue, same phase).
@@ -214,6 +230,13 @@ struct Handoff {
   APIARY_HD void recheck_status() { unchecked = check_every - 1; }
 
  private:
+  // local_hop_possible without the gate's test.
+  APIARY_HD bool hop_candidate(std::uint32_t q) const {
+    const bool ready = full() & (fresh != 0) & (queue == q) & (waits_on == nullptr);
+    const bool free_to_run = detail::block_load(stopping) == 0;
+    const bool countable = (uncounted == 0) | (uncounted_queue == q);
+    return ready & free_to_run & countable;
+  }
   // try_take / try_hold: q must be in `mask`, and the slot free.
   APIARY_HD bool try_claim(std::uint64_t mask, std::uint32_t q) {
     if (((mask >> q) & 1u) == 0) return false;

@@ -82,6 +82,36 @@ TEST_CASE("gate: a gated task is ready once the masked count reaches the target,
   REQUIRE_FALSE(slot.try_hold(job_queue + 1));  // queues the scheduler did not accept are not held
 }
 
+TEST_CASE("gate: a gated local hop waits for the gate a bounded number of polls", "[gate][handoff]") {
+  std::uint32_t word = 0;
+  const Gate gate{&word, 0xffffu, 2};
+  Slot slot = empty_slot();
+  const Job job{1, 2};
+  REQUIRE(slot.try_hold(job_queue));
+  slot.put_gated(job_queue, &job, sizeof job, gate);
+  REQUIRE_FALSE(slot.local_hop_possible(job_queue));  // it waits
+  REQUIRE(slot.gated_hop_possible(job_queue));
+  REQUIRE_FALSE(slot.gated_hop_possible(job_queue + 1));
+  // Closed: the wait gives up with the task still held, for the scheduler's loop.
+  REQUIRE_FALSE(slot.await_gate());
+  REQUIRE(slot.held());
+  REQUIRE(slot.gated_hop_possible(job_queue));
+  // Open: the task no longer waits and may run as a local hop.
+  word = 2;
+  REQUIRE(slot.await_gate());
+  REQUIRE_FALSE(slot.held());
+  REQUIRE(slot.local_hop_possible(job_queue));
+  REQUIRE_FALSE(slot.gated_hop_possible(job_queue));
+  REQUIRE(slot_job(slot).t == 1);
+  // Neither kind of hop after ctx.stop() in the block.
+  slot.clear();
+  word = 0;
+  REQUIRE(slot.try_hold(job_queue));
+  slot.put_gated(job_queue, &job, sizeof job, gate);
+  slot.stopping = 1;
+  REQUIRE_FALSE(slot.gated_hop_possible(job_queue));
+}
+
 TEST_CASE("gate: rounds of tasks whose successors wait at the arrival count start after every arrival",
           "[gate][handoff][stress]") {
   const unsigned threads = stress_threads();
@@ -91,7 +121,7 @@ TEST_CASE("gate: rounds of tasks whose successors wait at the arrival count star
   std::vector<std::uint32_t> unheld(2 * tasks);
   std::vector<std::uint32_t> data(2 * tasks, ~0u);  // plain: ordered by the gate alone
   std::vector<std::atomic<std::uint32_t>> runs(std::size_t(tasks) * rounds);
-  std::atomic<std::uint64_t> executed{0}, held_count{0}, spawned_count{0};
+  std::atomic<std::uint64_t> executed{0}, held_count{0}, spawned_count{0}, gated_hops{0};
   std::mutex queue_mutex;
   std::deque<Job> queue;
   for (std::uint32_t t = 0; t < tasks; ++t) queue.push_back(Job{t, 0});
@@ -144,9 +174,17 @@ TEST_CASE("gate: rounds of tasks whose successors wait at the arrival count star
     Slot slot = empty_slot();
     while (executed.load() < total && failures.count == 0) {
       if (slot.full() && slot.ready()) {
-        const Job j = slot_job(slot);
+        Job j = slot_job(slot);
         slot.clear();
         run_task(j, slot, rng() % 4 != 0);  // now and then the slot counts as taken: spawned instead
+        // Gated local hops (take_local_hop): on odd threads the task held at the gate runs here
+        // once the gate opens within await_gate's polls, else the loop above takes it.
+        while (id % 2 == 1 && slot.gated_hop_possible(job_queue) && slot.await_gate()) {
+          gated_hops.fetch_add(1, std::memory_order_relaxed);
+          j = slot_job(slot);
+          slot.clear();
+          run_task(j, slot, rng() % 4 != 0);
+        }
         continue;
       }
       Job j;
@@ -160,6 +198,7 @@ TEST_CASE("gate: rounds of tasks whose successors wait at the arrival count star
   });
 
   INFO(failures.first);
+  INFO("gated local hops " << gated_hops.load());
   REQUIRE(failures.count == 0);
   REQUIRE(executed.load() == total);
   for (const auto& n : runs) REQUIRE(n.load() == 1);

@@ -95,8 +95,9 @@ __device__ void take_task(Handoff<B>& handoff, bool from_slot, const Worker& wor
 
 // The worker of a handed-off batch of one, after its task: whether the task it handed off
 // runs next in this worker (take_local_hop, handoff_batches.hpp). Every thread of the worker gets the answer.
-// `handed_off`: this thread put a ready task into the slot (Context::handed_off). A task that
-// handed nothing off (it ended a chain, or held its continuation for a dependency or a gate)
+// `handed_off`: this thread put a ready task into the slot (Context::handed_off) or held one
+// at a gate (Context::held_at_gate: the hop waits for the gate). A task that handed nothing
+// off (it ended a chain, or held its continuation for a dependency)
 // costs one vote, not the barrier pair around the slot's check (measured on an H100 against
 // the pair: Jacobi's gated stages in fp64 1.007x -> 0.992x the time without local hops). A
 // worker of one thread needs no barrier either: its barrier is a fence (Worker::sync), which
@@ -166,7 +167,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
         g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(), blockIdx.x,
                                             std::uint16_t(slot), phase, batch.phase.epoch});
     }
-    return ctx.handed_off();
+    return ctx.handed_off() || ctx.held_at_gate();
   };
   // batch_in_registers: the batch's count and stride are read once, into registers. The task
   // may write shared memory, so the compiler would otherwise reload them from the block's
