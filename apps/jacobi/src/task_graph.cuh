@@ -388,9 +388,15 @@ __device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, i
 // the writes of x_k it reads (the gate's poll, the queue claim's, or a kernel boundary), and
 // an acquire invalidates the SM's L1, so loads cached in L1 see those writes as loads through
 // L2 do (PTX memory model: the cache operator of a weak load is a hint, not a weaker
-// ordering). `l1`: neighbouring rows that gather the same x sectors (meshes, circuits) hit L1
-// instead of asking L2 for a 32-byte sector per 4- or 8-byte value.
+// ordering). `l1`: gathers that meet a 32-byte sector another gather of the SM fetched hit L1
+// instead of asking L2 for the whole sector again for one 4- or 8-byte value.
 enum class XCache { l2, l1 };
+// Resident rows gather through L1 in fp32 only. Same-machine A/B on an H200 (stages (inl),
+// MK, the 10 suite matrices up to 10^6 non-zeros; docs/jacobi.md "Kept: gated local hops and
+// fp32 gathers through L1"): fp32 0.94x the time in geomean (A5 0.76x, A4 0.85x: a sector
+// holds 8 values), fp64 1.00x (finan512_like 1.03x, A5 0.99x).
+template <class T>
+inline constexpr XCache resident_x_cache = sizeof(T) == 4 ? XCache::l1 : XCache::l2;
 template <XCache C, class T>
 __device__ inline T load_x(const T* p) {
   if constexpr (C == XCache::l1) return __ldca(p);
@@ -546,7 +552,7 @@ __device__ bool take_rows_resident(const TaskProblem<T>& P, int t, Worker w, int
 }
 
 // One iteration over resident rows: the products a_ij x_j (eight gathers of x_k in flight per
-// thread, as staged rows, but cached in L1: XCache), then each row summed in order by one thread (the reference's
+// thread, as staged rows, through L1 in fp32: resident_x_cache), then each row summed in order by one thread (the reference's
 // arithmetic) and finished. `issue_loads()` runs before the gathers and `await_loads()` after
 // them, so that what the caller loads travels with the gathers instead of after them. Returns
 // this thread's share of ||r_k||^2.
@@ -570,10 +576,10 @@ __device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, Issu
 #pragma unroll
   for (int j = 0; j < early_rows; ++j) {
     const int i = rank + j * size;
-    x_early[j] = i < rows ? load_x<XCache::l1>(&xin[r0 + i]) : T(0);
+    x_early[j] = i < rows ? load_x<resident_x_cache<T>>(&xin[r0 + i]) : T(0);
   }
   issue_loads();
-  gather_products<XCache::l1>(values, cols, n, xin, rank, size, products);
+  gather_products<resident_x_cache<T>>(values, cols, n, xin, rank, size, products);
   await_loads();
   w.sync();
   const index_t* offsets = R.offsets();
@@ -589,7 +595,7 @@ __device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, Issu
 #pragma unroll
   for (int j = 0; j < early_rows; ++j)
     if (const int i = rank + j * size; i < rows) rr += finish(i, x_early[j]);
-  for (int i = rank + early_rows * size; i < rows; i += size) rr += finish(i, load_x<XCache::l1>(&xin[r0 + i]));
+  for (int i = rank + early_rows * size; i < rows; i += size) rr += finish(i, load_x<resident_x_cache<T>>(&xin[r0 + i]));
   return rr;
 }
 
