@@ -102,19 +102,20 @@ __device__ void take_task(Handoff<B>& handoff, bool from_slot, const Worker& wor
 // the pair: Jacobi's gated stages in fp64 1.007x -> 0.992x the time without local hops). A
 // worker of one thread needs no barrier either: its barrier is a fence (Worker::sync), which
 // would wait for the task's last atomics (a held chain's hop 2.64 -> 2.93 us under the MK).
-template <std::uint32_t B>
+template <bool GatedHops, std::uint32_t B>
 __device__ bool next_local_link(const DeviceGraph& g, const Worker& worker, Handoff<B>& handoff, std::uint32_t q,
                                 bool handed_off) {
   if (!worker.may_any(handed_off)) return false;
-  if (worker.size() == 1) return take_local_hop(g.queues, g.controller(), handoff, q);
+  if (worker.size() == 1) return take_local_hop<GatedHops>(g.queues, g.controller(), handoff, q);
   worker.sync();  // every thread of the task is done; what it put in the slot is visible
-  if (worker.rank() == 0) handoff.chained = take_local_hop(g.queues, g.controller(), handoff, q);
+  if (worker.rank() == 0) handoff.chained = take_local_hop<GatedHops>(g.queues, g.controller(), handoff, q);
   worker.sync();
   return handoff.chained != 0;
 }
 
 // One worker runs its share of a batch, from the staging area: tasks slot, slot + slots, ...
-template <class Graph, class T>
+// GatedHops: the scheduler holds tasks at gates (the megakernel), so a chain may wait for one.
+template <class Graph, class T, bool GatedHops>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                                  BlockHandoff<Graph>& handoff, BlockDependencies& dependencies, std::byte* smem,
                                  std::uint32_t slot, std::uint32_t rank) {
@@ -167,7 +168,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
         g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(), blockIdx.x,
                                             std::uint16_t(slot), phase, batch.phase.epoch});
     }
-    return ctx.handed_off() || ctx.held_at_gate();
+    return ctx.handed_off() || (GatedHops && ctx.held_at_gate());
   };
   // batch_in_registers: the batch's count and stride are read once, into registers. The task
   // may write shared memory, so the compiler would otherwise reload them from the block's
@@ -185,7 +186,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
         if (chains) break;
       }
     }
-    if (!chains || !next_local_link(g, worker, handoff, q, handed_off)) break;
+    if (!chains || !next_local_link<GatedHops>(g, worker, handoff, q, handed_off)) break;
   }
   if constexpr (carries) TaskContext::free_unfreed_slot(g, unfreed_slot);
 }
@@ -215,8 +216,8 @@ __device__ bool stage_batch(const QueueView& queue, const Batch& batch, bool tra
 }
 
 // All threads: stage the batch (unless it is the hand-off slot's task), then every worker
-// runs its share.
-template <class Graph>
+// runs its share (GatedHops: run_worker_tasks).
+template <class Graph, bool GatedHops = false>
 __device__ void run_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                           BlockHandoff<Graph>& handoff, BlockDependencies& dependencies, std::byte* smem) {
   const std::uint32_t q = batch.queue;
@@ -226,7 +227,7 @@ __device__ void run_batch(const DeviceGraph& g, const BlockLayout& layout, const
     const std::uint32_t slot = threadIdx.x / layout.slot_size[q];
     const std::uint32_t rank = threadIdx.x % layout.slot_size[q];
     if (slot >= layout.slots[q] || rank >= worker_size_of<Graph, T>(g, q)) return;
-    run_worker_tasks<Graph, T>(g, layout, batch, handoff, dependencies, smem, slot, rank);
+    run_worker_tasks<Graph, T, GatedHops>(g, layout, batch, handoff, dependencies, smem, slot, rank);
   });
 }
 
@@ -261,10 +262,10 @@ __device__ inline void prepare_worker_barriers(const DeviceGraph& g, const Block
 // (counting the task it handed off, if any). Ends with a block-wide barrier, so `batch` may
 // be overwritten afterwards. `dependencies`: the block's share of the dependency pool (one
 // that takes no share where the block ends with its launch; dependency_pool.hpp).
-template <class Graph>
+template <class Graph, bool GatedHops = false>
 __device__ void execute_batch(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                               BlockHandoff<Graph>& handoff, BlockDependencies& dependencies, std::byte* smem) {
-  run_batch<Graph>(g, layout, batch, handoff, dependencies, smem);
+  run_batch<Graph, GatedHops>(g, layout, batch, handoff, dependencies, smem);
   __syncthreads();
   if (threadIdx.x == 0) finish_batch(g.queues, g.controller(), handoff, batch);
   __syncthreads();

@@ -127,7 +127,7 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
     }
     __syncthreads();
     if (batch.stop) break;
-    execute_batch<Graph>(g, layout, batch, handoff, dependencies, smem);
+    execute_batch<Graph, /*GatedHops=*/true>(g, layout, batch, handoff, dependencies, smem);
   }
 }
 
