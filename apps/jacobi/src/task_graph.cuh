@@ -226,6 +226,9 @@ struct JacobiTask {
   static_assert(threads / 32 <= 4, "JacobiShared holds one sum per warp");
   static constexpr unsigned shared_bytes = sizeof(JacobiShared<T, M>);
   static constexpr const char* name = "Jacobi";
+  // stages_inline holds each successor at its iteration's gate, which opens within a few µs:
+  // the megakernel's worker waits for it itself (gated local hops, task_type.hpp).
+  static constexpr bool waits_at_gates = true;
   template <class Ctx>
   __device__ void operator()(Worker w, const Item& item, Ctx& ctx) const;
 };

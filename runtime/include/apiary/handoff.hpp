@@ -48,8 +48,8 @@
 // takes the task that task handed off to its own queue itself, without going back through the
 // block's scheduling loop (its barriers and batch set-up), while the hop needs nothing but
 // this slot's bookkeeping and, once per check_every hops, the run status read above.
-// A task held at a gate is such a hop too once the gate opens: the worker polls the gate
-// itself, up to gate_polls times (about as long as a barrier of short tasks takes to open),
+// A task held at a gate is such a hop too once the gate opens (megakernel, task types that
+// declare waits_at_gates, task_type.hpp): the worker polls the gate itself, up to gate_polls times (about as long as a barrier of short tasks takes to open),
 // and otherwise leaves the task to the scheduler's loop as before. Why: a held task's wait
 // for its gate went through the loop (finish the batch, poll between batch searches, set up
 // the next batch), about 5,200 cycles from one Jacobi task's end to its successor's start on

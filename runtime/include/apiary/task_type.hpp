@@ -7,6 +7,10 @@
 //   template <class Ctx>
 //   __device__ void operator()(apiary::Worker w, const Item& item, Ctx& ctx) const;
 //
+// Optional:
+//
+//   static constexpr bool waits_at_gates = true;   // see waits_at_gates() below
+//
 // check_task_type<T>() turns each missing piece into a one-line diagnostic instead of a
 // page of template errors.
 #pragma once
@@ -39,6 +43,22 @@ concept TaskType = detail::HasItem<T> && detail::HasThreads<T> && detail::HasSha
                    detail::HasName<T> && std::is_trivially_copyable_v<typename T::Item> &&
                    (T::threads >= 1u && T::threads <= 1024u) && alignof(typename T::Item) <= 8 &&
                    std::is_default_constructible_v<T>;
+
+// Whether T declares `waits_at_gates = true`: it holds its continuation at a gate
+// (ctx.hold_next_at) that usually opens within a few microseconds, as a barrier of short tasks
+// does. The megakernel's worker then waits for the gate itself and runs the continuation as a
+// local hop (handoff.hpp, "gated local hops"); without it the block's loop polls the gate,
+// which is as correct and slower. Opt-in, because the wait's code costs registers in every
+// task type's worker it is compiled into (a fan-tree megakernel 64 -> 66: one block per SM).
+template <class T>
+constexpr bool waits_at_gates() {
+  if constexpr (requires {
+                  { T::waits_at_gates } -> std::convertible_to<bool>;
+                })
+    return T::waits_at_gates;
+  else
+    return false;
+}
 
 // Readable diagnostics for a type that should be a TaskType.
 template <class T>

@@ -849,11 +849,15 @@ inline constexpr std::uint32_t gate_spawned_unit = 1u << 16;
 struct GateJob {
   std::uint32_t t, r;
 };
+// WaitsAtGates: the worker waits for the gate itself (gated local hops, task_type.hpp), or the
+// block's loop polls it.
+template <bool WaitsAtGates>
 struct GatedRound {
   using Item = GateJob;
   static constexpr unsigned threads = 32;
   static constexpr unsigned shared_bytes = 0;
   static constexpr const char* name = "Round";
+  static constexpr bool waits_at_gates = WaitsAtGates;
   template <class Ctx>
   __device__ void operator()(Worker w, const Item& job, Ctx& ctx) const {
     const GateRounds& g = *ctx.template user_data<GateRounds>();
@@ -896,42 +900,49 @@ struct GatedRound {
       ctx.template spawn<GatedRound>(GateJob{t, r + 1});
   }
 };
-using GateGraph = PhaseQueue<Phaseless<GatedRound>>;
+template <bool WaitsAtGates>
+using GateGraph = PhaseQueue<Phaseless<GatedRound<WaitsAtGates>>>;
+
+// One run of the rounds (see GateRounds) with `tasks` tasks under `scheduler`.
+template <bool WaitsAtGates>
+void run_gate_rounds(Scheduler scheduler, std::uint32_t tasks, std::mt19937& rng) {
+  const std::uint32_t rounds = 200;
+  DeviceBuffer<std::uint32_t> arrivals(3), marks(tasks), unheld(2 * tasks), early(1), ahead(1), held(1),
+      runs(std::size_t(tasks) * rounds);
+  DeviceBuffer<GateRounds> shared(1);
+  upload(shared, std::vector<GateRounds>{GateRounds{arrivals.get(), marks.get(), unheld.get(), early.get(),
+                                                    ahead.get(), held.get(), runs.get(), tasks, rounds}});
+  Config config;
+  config.queue_capacity = 4 * tasks;
+  Runtime<GateGraph<WaitsAtGates>> rt{config};
+  rt.set_user_data(shared.get());
+  std::vector<GateJob> seed(tasks);
+  for (std::uint32_t t = 0; t < tasks; ++t) seed[t] = GateJob{t, 0};
+  std::shuffle(seed.begin(), seed.end(), rng);
+  rt.template seed<GatedRound<WaitsAtGates>>(seed);
+  const Report report = rt.run(scheduler);
+  INFO(report.format());
+  REQUIRE(report.ok());
+  REQUIRE(report.executed("Round") == std::uint64_t(tasks) * rounds);
+  REQUIRE(download(runs) == std::vector<std::uint32_t>(runs.size(), 1));
+  REQUIRE(download(early)[0] == 0);
+  REQUIRE(download(ahead)[0] == 0);
+  REQUIRE(download(marks) == std::vector<std::uint32_t>(tasks, rounds));
+  // Only the megakernel holds; there most successors wait in their blocks.
+  const std::uint32_t held_count = download(held)[0];
+  if (scheduler == Scheduler::megakernel) REQUIRE(held_count > 0);
+  else REQUIRE(held_count == 0);
+}
 
 TEST_CASE("gated continuations (hold_next_at) start each round after every arrival of the last one",
           "[gpu][handoff][gate]") {
   const Scheduler scheduler = each_scheduler();
   std::mt19937 rng(Catch::rngSeed());
-  // Fewer tasks than megakernel blocks (most held), and more (the rest spawned by the last).
+  // Fewer tasks than megakernel blocks (most held), and more (the rest spawned by the last);
+  // the worker waiting for the gate itself (gated local hops) or the block's loop polling it.
   for (const std::uint32_t tasks : {std::uint32_t(40 + rng() % 60), std::uint32_t(3000 + rng() % 1000)}) {
-    const std::uint32_t rounds = 200;
-    DYNAMIC_SECTION("tasks " << tasks) {
-      DeviceBuffer<std::uint32_t> arrivals(3), marks(tasks), unheld(2 * tasks), early(1), ahead(1), held(1),
-          runs(std::size_t(tasks) * rounds);
-      DeviceBuffer<GateRounds> shared(1);
-      upload(shared, std::vector<GateRounds>{GateRounds{arrivals.get(), marks.get(), unheld.get(), early.get(),
-                                                        ahead.get(), held.get(), runs.get(), tasks, rounds}});
-      Config config;
-      config.queue_capacity = 4 * tasks;
-      Runtime<GateGraph> rt{config};
-      rt.set_user_data(shared.get());
-      std::vector<GateJob> seed(tasks);
-      for (std::uint32_t t = 0; t < tasks; ++t) seed[t] = GateJob{t, 0};
-      std::shuffle(seed.begin(), seed.end(), rng);
-      rt.seed<GatedRound>(seed);
-      const Report report = rt.run(scheduler);
-      INFO(report.format());
-      REQUIRE(report.ok());
-      REQUIRE(report.executed("Round") == std::uint64_t(tasks) * rounds);
-      REQUIRE(download(runs) == std::vector<std::uint32_t>(runs.size(), 1));
-      REQUIRE(download(early)[0] == 0);
-      REQUIRE(download(ahead)[0] == 0);
-      REQUIRE(download(marks) == std::vector<std::uint32_t>(tasks, rounds));
-      // Only the megakernel holds; there most successors wait in their blocks.
-      const std::uint32_t held_count = download(held)[0];
-      if (scheduler == Scheduler::megakernel) REQUIRE(held_count > 0);
-      else REQUIRE(held_count == 0);
-    }
+    DYNAMIC_SECTION("tasks " << tasks << ", gated local hops") { run_gate_rounds<true>(scheduler, tasks, rng); }
+    DYNAMIC_SECTION("tasks " << tasks << ", the loop polls") { run_gate_rounds<false>(scheduler, tasks, rng); }
   }
 }
 

@@ -114,7 +114,8 @@ __device__ bool next_local_link(const DeviceGraph& g, const Worker& worker, Hand
 }
 
 // One worker runs its share of a batch, from the staging area: tasks slot, slot + slots, ...
-// GatedHops: the scheduler holds tasks at gates (the megakernel), so a chain may wait for one.
+// GatedHops: the scheduler holds tasks at gates (the megakernel), so a chain of a task type
+// that declares waits_at_gates (task_type.hpp) may wait for one.
 template <class Graph, class T, bool GatedHops>
 __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout, const Batch& batch,
                                  BlockHandoff<Graph>& handoff, BlockDependencies& dependencies, std::byte* smem,
@@ -142,6 +143,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
   // types whose batch stays in registers carry it; the others free a slot as they read it
   // (carried, it cost Jacobi's fp32 megakernel 4 registers and a block per SM).
   constexpr bool carries = batch_in_registers<Graph, T>();
+  constexpr bool gated_hops = GatedHops && waits_at_gates<T>();
   using TaskContext = Context<Graph, carries>;
   std::uint32_t unfreed_slot = no_slot;
   auto run_task = [&](std::uint32_t i, bool in_slot) {
@@ -168,7 +170,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
         g.trace.write_task(task, TaskRecord{start, global_timer_ns(), tag, task, q, sm_id(), blockIdx.x,
                                             std::uint16_t(slot), phase, batch.phase.epoch});
     }
-    return ctx.handed_off() || (GatedHops && ctx.held_at_gate());
+    return ctx.handed_off() || (gated_hops && ctx.held_at_gate());
   };
   // batch_in_registers: the batch's count and stride are read once, into registers. The task
   // may write shared memory, so the compiler would otherwise reload them from the block's
@@ -186,7 +188,7 @@ __device__ void run_worker_tasks(const DeviceGraph& g, const BlockLayout& layout
         if (chains) break;
       }
     }
-    if (!chains || !next_local_link<GatedHops>(g, worker, handoff, q, handed_off)) break;
+    if (!chains || !next_local_link<gated_hops>(g, worker, handoff, q, handed_off)) break;
   }
   if constexpr (carries) TaskContext::free_unfreed_slot(g, unfreed_slot);
 }
