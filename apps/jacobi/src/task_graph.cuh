@@ -555,8 +555,8 @@ __device__ bool take_rows_resident(const TaskProblem<T>& P, int t, Worker w, int
 }
 
 // One iteration over resident rows: the products a_ij x_j (eight gathers of x_k in flight per
-// thread, as staged rows, through L1 in fp32: resident_x_cache), then each row summed in order by one thread (the reference's
-// arithmetic) and finished. `issue_loads()` runs before the gathers and `await_loads()` after
+// thread, as staged rows, through L1 in fp32: resident_x_cache), then each row summed in
+// order by one thread (the reference's arithmetic) and finished. `issue_loads()` runs before the gathers and `await_loads()` after
 // them, so that what the caller loads travels with the gathers instead of after them. Returns
 // this thread's share of ||r_k||^2.
 template <class T, class IssueLoads, class AwaitLoads>
@@ -598,7 +598,8 @@ __device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, Issu
 #pragma unroll
   for (int j = 0; j < early_rows; ++j)
     if (const int i = rank + j * size; i < rows) rr += finish(i, x_early[j]);
-  for (int i = rank + early_rows * size; i < rows; i += size) rr += finish(i, load_x<resident_x_cache<T>>(&xin[r0 + i]));
+  for (int i = rank + early_rows * size; i < rows; i += size)
+    rr += finish(i, load_x<resident_x_cache<T>>(&xin[r0 + i]));
   return rr;
 }
 

@@ -49,12 +49,13 @@
 // block's scheduling loop (its barriers and batch set-up), while the hop needs nothing but
 // this slot's bookkeeping and, once per check_every hops, the run status read above.
 // A task held at a gate is such a hop too once the gate opens (megakernel, task types that
-// declare waits_at_gates, task_type.hpp): the worker polls the gate itself, up to gate_polls times (about as long as a barrier of short tasks takes to open),
-// and otherwise leaves the task to the scheduler's loop as before. Why: a held task's wait
-// for its gate went through the loop (finish the batch, poll between batch searches, set up
-// the next batch), about 5,200 cycles from one Jacobi task's end to its successor's start on
-// an H200, where a local hop costs a few hundred. The bound keeps a block from waiting long
-// on a gate while tasks that would open it sit in a queue (more held tasks than blocks).
+// declare waits_at_gates, task_type.hpp): the worker polls the gate itself, up to gate_polls
+// times (about as long as a barrier of short tasks takes to open), and otherwise leaves the
+// task to the scheduler's loop as before. Why: a held task's wait for its gate went through
+// the loop (finish the batch, poll between batch searches, set up the next batch), 5,200-6,600
+// cycles from one Jacobi task's end to its successor's start on an H200, where a local hop
+// cost ~1,300 on an H100. The bound keeps a block from waiting long on a gate while tasks
+// that would open it sit in a queue (more held tasks than blocks).
 //
 // Header-only and __host__ __device__ so the CPU stress tests run the same code. On the
 // device the slot lives in shared memory and is accessed with shared-memory instructions

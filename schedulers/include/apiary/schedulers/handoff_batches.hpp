@@ -91,9 +91,10 @@ APIARY_HD void give_back_held(const QueueView* queues, Handoff<B>& handoff) {
 // hop (H100, profiled build), i.e. ~440 cycles per link of a chain at one exit per 16 hops.
 // With GatedHops (the megakernel, whose blocks alone hold tasks, for task types that declare
 // waits_at_gates), a task held at a gate is such a hop once the gate opens within gate_polls
-// polls (Handoff::await_gate); elsewhere that code is not compiled (in every worker it cost the
-// device controller's empty-task worker 6 registers, a fan-tree megakernel 2). False: the scheduler's loop finishes the batch and takes the hop (a
-// waiting task, a gate still closed, another queue, ctx.stop() in the block, or the run ending).
+// polls (Handoff::await_gate); elsewhere that code is not compiled (in every worker it cost
+// the device controller's empty-task worker 6 registers, a fan-tree megakernel 2). False: the
+// scheduler's loop finishes the batch and takes the hop (a waiting task, a gate still closed,
+// another queue, ctx.stop() in the block, or the run ending).
 template <bool GatedHops = false, std::uint32_t B>
 APIARY_HD bool take_local_hop(const QueueView* queues, const PhaseController& pc, Handoff<B>& handoff, std::uint32_t q) {
   if (!handoff.local_hop_possible(q) && !(GatedHops && handoff.gated_hop_possible(q) && handoff.await_gate()))
