@@ -122,6 +122,13 @@ consteval bool phaseless_only_first() {
 
 }  // namespace detail
 
+namespace detail {
+template <class T, class P>
+struct InPhaseless : std::false_type {};
+template <class T, class... Ts>
+struct InPhaseless<T, Phaseless<Ts...>> : std::bool_constant<(std::is_same_v<T, Ts> || ...)> {};
+}  // namespace detail
+
 // What the runtime needs from a graph type: the compiled task types (Codes) and, for
 // declared graphs, their layout.
 template <class Graph>
@@ -140,6 +147,11 @@ struct GraphTraits<Queue<Phases...>> {
   template <class T>
   static constexpr std::uint32_t queue_of = detail::IndexOf<T, Codes>::value;
 
+  // Whether T is one of the graph's phaseless types: only those may wait in a block's hand-off
+  // slot for a dependency or a gate (handoff.hpp).
+  template <class T>
+  static constexpr bool phaseless_type = (detail::InPhaseless<T, Phases>::value || ...);
+
   // Layouts in declaration order (phaseless groups get no phase index). Capacities are filled
   // in by the runtime from its Config.
   static std::vector<QueueLayout> layouts() {
@@ -155,6 +167,8 @@ struct GraphTraits<DataGraph<Code>> {
   using Codes = TypeList<Code>;
   static constexpr bool declared = false;
   static constexpr bool cyclic = false;
+  template <class T>
+  static constexpr bool phaseless_type = true;  // phases come from the data at run time
 };
 
 }  // namespace apiary
