@@ -48,6 +48,8 @@ DeviceInfo query_device(int ordinal) {
   info.sm_count = static_cast<std::uint32_t>(prop.multiProcessorCount);
   info.max_shared_per_block = static_cast<std::uint32_t>(prop.sharedMemPerBlockOptin);
   info.max_threads_per_sm = static_cast<std::uint32_t>(prop.maxThreadsPerMultiProcessor);
+  info.max_shared_per_sm = static_cast<std::uint32_t>(prop.sharedMemPerMultiprocessor);
+  info.reserved_shared_per_block = static_cast<std::uint32_t>(prop.reservedSharedMemPerBlock);
   return info;
 }
 

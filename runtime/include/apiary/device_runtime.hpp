@@ -30,6 +30,8 @@ struct DeviceInfo {
   std::uint32_t sm_count = 0;
   std::uint32_t max_shared_per_block = 0;   // opt-in maximum
   std::uint32_t max_threads_per_sm = 0;
+  std::uint32_t max_shared_per_sm = 0;      // the largest shared memory carveout
+  std::uint32_t reserved_shared_per_block = 0;  // what the system takes of a block's shared memory
 };
 
 // Fails with CudaError ("no CUDA device ...") where there is no usable GPU.

@@ -184,6 +184,42 @@ TEST_CASE("resident_workers is one full wave: the grid the scheduler launches ti
   REQUIRE(report.launch.find(": " + std::to_string(plan.blocks()) + " blocks x 1024 threads") != std::string::npos);
 }
 
+// The megakernel asks for the shared memory its blocks take and leaves the rest of the SM to L1
+// (prefer_l1_beyond_blocks); the preference stays with the kernel, and a plan made after a run
+// with fewer blocks per SM must still count the blocks the device holds.
+TEST_CASE("the megakernel's carveout fits its blocks per SM, and a later plan counts the device's occupancy",
+          "[gpu][launch]") {
+  const ResidentBlocks full = Runtime<SumGraph>::resident_blocks(Config{}, Scheduler::megakernel);
+  Config capped_config;
+  capped_config.megakernel.blocks_per_sm = 1;
+  const ResidentBlocks capped = Runtime<SumGraph>::resident_blocks(capped_config, Scheduler::megakernel);
+  REQUIRE(capped.per_sm == 1);
+
+  const std::uint64_t wave = Runtime<SumGraph>::resident_workers<SumTask<256>>(capped_config, Scheduler::megakernel);
+  DeviceBuffer<std::uint32_t> out(wave);
+  std::vector<std::uint32_t> want(wave);
+  std::mt19937 rng(Catch::rngSeed());
+  Runtime<SumGraph> rt{capped_config};
+  seed_sums<256>(rt, out.get(), 0, static_cast<std::uint32_t>(wave), want, rng);
+  const Report report = rt.run(Scheduler::megakernel);
+  INFO(report.format());
+  REQUIRE(report.ok());
+  REQUIRE(download(out) == want);
+
+  cudaFuncAttributes attributes{};
+  APIARY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, detail::megakernel_entry<SumGraph>));
+  const DeviceInfo device = query_device(0);
+  const int fitted = carveout_percent_for(
+      resident_shared_bytes(1, attributes.sharedSizeBytes + capped.shared, device.reserved_shared_per_block),
+      device.max_shared_per_sm);
+  CHECK(attributes.preferredShmemCarveout == fitted);
+  REQUIRE(fitted < 100);  // one block of this graph leaves the SM room for L1
+
+  const ResidentBlocks again = Runtime<SumGraph>::resident_blocks(Config{}, Scheduler::megakernel);
+  REQUIRE(again.per_sm == full.per_sm);
+  REQUIRE(again.shared == full.shared);
+}
+
 // ---- cyclic phases -------------------------------------------------------------------
 
 struct CounterJob {

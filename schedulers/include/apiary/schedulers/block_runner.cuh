@@ -17,6 +17,7 @@
 #include <apiary/schedulers/batch_picker.hpp>
 #include <apiary/schedulers/batch_staging.hpp>
 #include <apiary/schedulers/handoff_batches.hpp>
+#include <apiary/schedulers/shared_carveout.hpp>
 #include <apiary/worker.cuh>
 
 #include <algorithm>
@@ -344,6 +345,28 @@ void allow_dynamic_shared(KernelPointer kernel, std::size_t bytes) {
   APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
+// Host: asks the driver to make of each SM's unified memory only the shared memory `per_sm`
+// blocks of `kernel` (with `shared` dynamic bytes each) take, and leave the rest to L1
+// (shared_carveout.hpp). Without it the driver's choice left Jacobi's held tasks (3 blocks of
+// 42 KB per SM where 5 fit) no L1 to speak of: fp64 gathers through L1 measured 1.00x the time
+// of gathers through L2, and 0.86x on A5 with it (docs/jacobi.md). A preference the occupancy calculator says would not hold `per_sm` blocks is dropped for the
+// default, so that a persistent kernel's blocks stay resident together.
+template <class KernelPointer>
+void prefer_l1_beyond_blocks(KernelPointer kernel, int threads, std::uint32_t per_sm, std::uint32_t shared,
+                             const DeviceInfo& device) {
+  cudaFuncAttributes attributes{};
+  APIARY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  const std::uint64_t bytes =
+      resident_shared_bytes(per_sm, std::uint64_t(attributes.sharedSizeBytes) + shared, device.reserved_shared_per_block);
+  const int percent = carveout_percent_for(bytes, device.max_shared_per_sm);
+  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent));
+  int resident = 0;
+  APIARY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads, shared));
+  if (resident < int(per_sm))
+    APIARY_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutDefault));
+}
+
 // Host: the shared memory a block of `kernel` may still take beyond `base` bytes: `room` without
 // losing a block of the `per_sm` that fit without it, `block_room` at all. The occupancy query
 // answers no more than the kernel's dynamic shared memory limit allows, so that is raised to
@@ -392,6 +415,11 @@ ResidentBlocks plan_resident_blocks(KernelPointer kernel, const PhaseTable& tabl
                                     std::to_string(device.max_shared_per_block) +
                                     "; lower shared_bytes or megakernel.block_threads");
   const int threads = int(plan.layout.block_threads);
+  // The occupancy calculator answers within the kernel's carveout preference, and a megakernel
+  // run leaves the one it fitted to its own blocks (prefer_l1_beyond_blocks): a plan starts
+  // from the driver's default, or it would count the blocks per SM of the last run.
+  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                         cudaSharedmemCarveoutDefault));
   auto resident = [&](std::uint32_t shared) {
     allow_dynamic_shared(kernel, shared);
     int per_sm = 0;

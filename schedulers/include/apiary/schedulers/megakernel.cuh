@@ -147,6 +147,8 @@ ResidentBlocks plan_megakernel(const PhaseTable& table, const Config& config, co
 template <class Graph>
 void run_megakernel(DeviceRuntime& runtime, const ResidentBlocks& plan) {
   allow_dynamic_shared(detail::megakernel_entry<Graph>, plan.shared);
+  prefer_l1_beyond_blocks(detail::megakernel_entry<Graph>, int(plan.layout.block_threads), plan.per_sm, plan.shared,
+                          runtime.device());
   MegakernelParams params{};
   params.layout = plan.layout;
   params.graph = runtime.begin_run();
