@@ -394,12 +394,12 @@ __device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, i
 // ordering). `l1`: gathers that meet a 32-byte sector another gather of the SM fetched hit L1
 // instead of asking L2 for the whole sector again for one 4- or 8-byte value.
 enum class XCache { l2, l1 };
-// Resident rows gather through L1 in fp32 only. Same-machine A/B on an H200 (stages (inl),
-// MK, the 10 suite matrices up to 10^6 non-zeros; docs/jacobi.md "Kept: gated local hops and
-// fp32 gathers through L1"): fp32 0.94x the time in geomean (A5 0.76x, A4 0.85x: a sector
-// holds 8 values), fp64 1.00x (finan512_like 1.03x, A5 0.99x).
-template <class T>
-inline constexpr XCache resident_x_cache = sizeof(T) == 4 ? XCache::l1 : XCache::l2;
+// Resident rows load x_k through L1 in both precisions (their gathers by cp.async, which copies
+// 4 and 8 bytes through L1 too: gather_products_async). In fp64 that paid only once the
+// megakernel left the SM's unused shared memory to L1 (prefer_l1_beyond_blocks): same-machine
+// A/B on an H200 (stages (inl), MK, the 10 suite matrices up to 10^6 non-zeros; docs/jacobi.md
+// "Kept: L1 for the megakernel and gathers by cp.async"): fp64 through L1 0.96x the time in
+// geomean with the carveout (A5 0.86x), 1.00x without.
 template <XCache C, class T>
 __device__ inline T load_x(const T* p) {
   if constexpr (C == XCache::l1) return __ldca(p);
@@ -425,6 +425,24 @@ __device__ inline void gather_products(const T* values, const index_t* cols, int
       if (i < n) products[i] = mul_rn(values[i], xv[u]);
     }
   }
+}
+
+// products[i] = values[i] * x_k[cols[i]] for i < n over a worker's threads, every gather of the
+// thread in flight at once: each copies its value of x_k into products[i] asynchronously
+// (cp.async, through L1), which costs no register per gather, so that a task's gathers take
+// one round trip however many there are (gather_products keeps eight per thread in registers:
+// g2_circuit_like's 1,292 non-zeros per task took two rounds). Each thread multiplies only the
+// products it copied, after waiting for its own copies, so no barrier is needed in between.
+// Measured against gather_products on an H200: 0.94x (fp64) / 0.94x (fp32) the time in
+// geomean, g2_circuit_like 0.84x / 0.90x (docs/jacobi.md, same section as above).
+template <class T>
+__device__ inline void gather_products_async(const T* values, const index_t* cols, int n, const T* xin, int rank,
+                                             int size, T* products) {
+#pragma unroll 4
+  for (int i = rank; i < n; i += size) __pipeline_memcpy_async(&products[i], &xin[cols[i]], sizeof(T));
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  for (int i = rank; i < n; i += size) products[i] = mul_rn(values[i], products[i]);
 }
 
 // Staged rows (StagedRows above), chunk by chunk over the task's non-zeros [e0, e1). The rows
@@ -554,9 +572,9 @@ __device__ bool take_rows_resident(const TaskProblem<T>& P, int t, Worker w, int
   return true;
 }
 
-// One iteration over resident rows: the products a_ij x_j (eight gathers of x_k in flight per
-// thread, as staged rows, through L1 in fp32: resident_x_cache), then each row summed in
-// order by one thread (the reference's arithmetic) and finished. `issue_loads()` runs before the gathers and `await_loads()` after
+// One iteration over resident rows: the products a_ij x_j (all of a thread's gathers of x_k in
+// flight at once, through L1: gather_products_async), then each row summed in order by one
+// thread (the reference's arithmetic) and finished. `issue_loads()` runs before the gathers and `await_loads()` after
 // them, so that what the caller loads travels with the gathers instead of after them. Returns
 // this thread's share of ||r_k||^2.
 template <class T, class IssueLoads, class AwaitLoads>
@@ -579,10 +597,10 @@ __device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, Issu
 #pragma unroll
   for (int j = 0; j < early_rows; ++j) {
     const int i = rank + j * size;
-    x_early[j] = i < rows ? load_x<resident_x_cache<T>>(&xin[r0 + i]) : T(0);
+    x_early[j] = i < rows ? load_x<XCache::l1>(&xin[r0 + i]) : T(0);
   }
   issue_loads();
-  gather_products<resident_x_cache<T>>(values, cols, n, xin, rank, size, products);
+  gather_products_async(values, cols, n, xin, rank, size, products);
   await_loads();
   w.sync();
   const index_t* offsets = R.offsets();
@@ -599,7 +617,7 @@ __device__ double update_rows_resident(ResidentRows<T>& R, int k, Worker w, Issu
   for (int j = 0; j < early_rows; ++j)
     if (const int i = rank + j * size; i < rows) rr += finish(i, x_early[j]);
   for (int i = rank + early_rows * size; i < rows; i += size)
-    rr += finish(i, load_x<resident_x_cache<T>>(&xin[r0 + i]));
+    rr += finish(i, load_x<XCache::l1>(&xin[r0 + i]));
   return rr;
 }
 
