@@ -396,7 +396,7 @@ __device__ double update_long_rows(const TaskProblem<T>& P, const TaskRange r, i
 enum class XCache { l2, l1 };
 // Resident rows load x_k through L1 in both precisions (their gathers by cp.async, which copies
 // 4 and 8 bytes through L1 too: gather_products_async). In fp64 that paid only once the
-// megakernel left the SM's unused shared memory to L1 (prefer_l1_beyond_blocks): same-machine
+// megakernel left the SM's unused shared memory to L1 (fit_shared_carveout): same-machine
 // A/B on an H200 (stages (inl), MK, the 10 suite matrices up to 10^6 non-zeros; docs/jacobi.md
 // "Kept: L1 for the megakernel and gathers by cp.async"): fp64 through L1 0.96x the time in
 // geomean with the carveout (A5 0.86x), 1.00x without.

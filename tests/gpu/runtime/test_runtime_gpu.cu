@@ -185,8 +185,9 @@ TEST_CASE("resident_workers is one full wave: the grid the scheduler launches ti
 }
 
 // The megakernel asks for the shared memory its blocks take and leaves the rest of the SM to L1
-// (prefer_l1_beyond_blocks); the preference stays with the kernel, and a plan made after a run
-// with fewer blocks per SM must still count the blocks the device holds.
+// (fit_shared_carveout, in the plan; a run sets it again); the preference stays with the kernel,
+// and a plan made after a run with fewer blocks per SM must still count the blocks the device
+// holds.
 TEST_CASE("the megakernel's carveout fits its blocks per SM, and a later plan counts the device's occupancy",
           "[gpu][launch]") {
   const ResidentBlocks full = Runtime<SumGraph>::resident_blocks(Config{}, Scheduler::megakernel);
@@ -213,11 +214,23 @@ TEST_CASE("the megakernel's carveout fits its blocks per SM, and a later plan co
       resident_shared_bytes(1, attributes.sharedSizeBytes + capped.shared, device.reserved_shared_per_block),
       device.max_shared_per_sm);
   CHECK(attributes.preferredShmemCarveout == fitted);
+  CHECK(capped.shared_carveout == fitted);
   REQUIRE(fitted < 100);  // one block of this graph leaves the SM room for L1
 
   const ResidentBlocks again = Runtime<SumGraph>::resident_blocks(Config{}, Scheduler::megakernel);
   REQUIRE(again.per_sm == full.per_sm);
   REQUIRE(again.shared == full.shared);
+  APIARY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, detail::megakernel_entry<SumGraph>));
+  CHECK(attributes.preferredShmemCarveout == again.shared_carveout);
+
+  // The runtime keeps its plan; its next run asks for that plan's carveout again.
+  seed_sums<256>(rt, out.get(), 0, static_cast<std::uint32_t>(wave), want, rng);
+  const Report second = rt.run(Scheduler::megakernel);
+  INFO(second.format());
+  REQUIRE(second.ok());
+  REQUIRE(download(out) == want);
+  APIARY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, detail::megakernel_entry<SumGraph>));
+  CHECK(attributes.preferredShmemCarveout == fitted);
 }
 
 // ---- cyclic phases -------------------------------------------------------------------

@@ -345,26 +345,36 @@ void allow_dynamic_shared(KernelPointer kernel, std::size_t bytes) {
   APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
-// Host: asks the driver to make of each SM's unified memory only the shared memory `per_sm`
-// blocks of `kernel` (with `shared` dynamic bytes each) take, and leave the rest to L1
-// (shared_carveout.hpp). Without it the driver's choice left Jacobi's held tasks (3 blocks of
-// 42 KB per SM where 5 fit) no L1 to speak of: fp64 gathers through L1 measured 1.00x the time
-// of gathers through L2, and 0.86x on A5 with it (docs/jacobi.md). A preference the occupancy calculator says would not hold `per_sm` blocks is dropped for the
-// default, so that a persistent kernel's blocks stay resident together.
+// Host: the kernel's shared memory carveout preference (a percentage, or
+// cudaSharedmemCarveoutDefault). Like the dynamic shared memory limit it stays with the kernel,
+// for every runtime of the graph: a run sets its plan's again (fit_shared_carveout).
 template <class KernelPointer>
-void prefer_l1_beyond_blocks(KernelPointer kernel, int threads, std::uint32_t per_sm, std::uint32_t shared,
-                             const DeviceInfo& device) {
+void set_shared_carveout(KernelPointer kernel, int percent) {
+  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent));
+}
+
+// Host: the carveout (percent of an SM's unified memory made shared memory) that holds `per_sm`
+// blocks of `kernel` (with `shared` dynamic bytes each) and leaves the rest to L1
+// (shared_carveout.hpp), set on the kernel; the driver's default where the occupancy calculator
+// says that would not hold them, so that a persistent kernel's blocks stay resident together.
+// Without it the driver's choice left Jacobi's held tasks (3 blocks of 42 KB per SM where 5 fit)
+// no L1 to speak of: fp64 gathers through L1 measured 1.00x the time of gathers through L2, and
+// 0.86x on A5 with it (docs/jacobi.md). Asks the driver four times, so a plan does it once and a
+// run only sets the answer again (set_shared_carveout): asked before every run it cost 2.2 us
+// of a megakernel run's 35 us host overhead (H200, docs/schedulers.md).
+template <class KernelPointer>
+int fit_shared_carveout(KernelPointer kernel, int threads, std::uint32_t per_sm, std::uint32_t shared,
+                        const DeviceInfo& device) {
   cudaFuncAttributes attributes{};
   APIARY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
   const std::uint64_t bytes =
       resident_shared_bytes(per_sm, std::uint64_t(attributes.sharedSizeBytes) + shared, device.reserved_shared_per_block);
-  const int percent = carveout_percent_for(bytes, device.max_shared_per_sm);
-  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent));
+  int percent = carveout_percent_for(bytes, device.max_shared_per_sm);
+  set_shared_carveout(kernel, percent);
   int resident = 0;
-  APIARY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads, shared));
-  if (resident < int(per_sm))
-    APIARY_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutDefault));
+  APIARY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads, int(shared)));
+  if (resident < int(per_sm)) set_shared_carveout(kernel, percent = cudaSharedmemCarveoutDefault);
+  return percent;
 }
 
 // Host: the shared memory a block of `kernel` may still take beyond `base` bytes: `room` without
@@ -394,6 +404,7 @@ struct ResidentBlocks {
   std::uint32_t shared = 0;    // dynamic shared memory per block
   std::uint32_t per_sm = 0;    // resident blocks per SM (occupancy, or a configured cap)
   std::uint32_t sm_count = 0;
+  int shared_carveout = cudaSharedmemCarveoutDefault;  // what a run asks of the kernel (fit_shared_carveout)
   std::uint32_t blocks() const { return per_sm * sm_count; }
   // Workers of queue q running at once: one full wave of q's task type.
   std::uint64_t workers(std::uint32_t q) const { return std::uint64_t(blocks()) * layout.slots[q]; }
@@ -416,10 +427,9 @@ ResidentBlocks plan_resident_blocks(KernelPointer kernel, const PhaseTable& tabl
                                     "; lower shared_bytes or megakernel.block_threads");
   const int threads = int(plan.layout.block_threads);
   // The occupancy calculator answers within the kernel's carveout preference, and a megakernel
-  // run leaves the one it fitted to its own blocks (prefer_l1_beyond_blocks): a plan starts
-  // from the driver's default, or it would count the blocks per SM of the last run.
-  APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                         cudaSharedmemCarveoutDefault));
+  // plan leaves the one it fitted to its own blocks (fit_shared_carveout): a plan starts from
+  // the driver's default, or it would count the blocks per SM of the last plan or run.
+  set_shared_carveout(kernel, cudaSharedmemCarveoutDefault);
   auto resident = [&](std::uint32_t shared) {
     allow_dynamic_shared(kernel, shared);
     int per_sm = 0;

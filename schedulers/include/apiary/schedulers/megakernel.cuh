@@ -134,11 +134,14 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
 }  // namespace detail
 
 // The megakernel's blocks: as many as fit the device (occupancy x SMs), or
-// megakernel.blocks_per_sm per SM where that is fewer. Refuses blocks that cannot run.
+// megakernel.blocks_per_sm per SM where that is fewer, with the shared memory carveout that
+// holds them and leaves the rest of each SM to L1. Refuses blocks that cannot run.
 template <class Graph>
 ResidentBlocks plan_megakernel(const PhaseTable& table, const Config& config, const DeviceInfo& device) {
   ResidentBlocks plan = plan_resident_blocks(detail::megakernel_entry<Graph>, table, config, device, "megakernel");
   if (config.megakernel.blocks_per_sm) plan.per_sm = std::min(plan.per_sm, config.megakernel.blocks_per_sm);
+  plan.shared_carveout = fit_shared_carveout(detail::megakernel_entry<Graph>, int(plan.layout.block_threads),
+                                             plan.per_sm, plan.shared, device);
   return plan;
 }
 
@@ -147,8 +150,7 @@ ResidentBlocks plan_megakernel(const PhaseTable& table, const Config& config, co
 template <class Graph>
 void run_megakernel(DeviceRuntime& runtime, const ResidentBlocks& plan) {
   allow_dynamic_shared(detail::megakernel_entry<Graph>, plan.shared);
-  prefer_l1_beyond_blocks(detail::megakernel_entry<Graph>, int(plan.layout.block_threads), plan.per_sm, plan.shared,
-                          runtime.device());
+  set_shared_carveout(detail::megakernel_entry<Graph>, plan.shared_carveout);
   MegakernelParams params{};
   params.layout = plan.layout;
   params.graph = runtime.begin_run();
