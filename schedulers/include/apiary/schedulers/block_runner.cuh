@@ -21,11 +21,8 @@
 #include <apiary/worker.cuh>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <new>
 #include <string>
-#include <utility>
 
 namespace apiary {
 
@@ -350,22 +347,10 @@ void allow_dynamic_shared(KernelPointer kernel, std::size_t bytes) {
 
 // Host: the kernel's shared memory carveout preference (a percentage, or
 // cudaSharedmemCarveoutDefault). Like the dynamic shared memory limit it stays with the kernel,
-// for every runtime of the graph: a run sets its plan's again (fit_shared_carveout). What this
-// process last set per device and kernel is remembered and not asked of the driver again: that
-// one call cost 0.74 us of a megakernel run's 35 us host overhead (H200, docs/schedulers.md).
-// The preference is a hint, so a memory gone stale (after a cudaDeviceReset) could cost L1,
-// never a result.
+// for every runtime of the graph: a run sets its plan's again (fit_shared_carveout).
 template <class KernelPointer>
 void set_shared_carveout(KernelPointer kernel, int percent) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, const void*>, int> last_set;
-  int device = 0;
-  APIARY_CUDA_CHECK(cudaGetDevice(&device));
-  const std::pair<int, const void*> key{device, reinterpret_cast<const void*>(kernel)};
-  const std::lock_guard lock(mutex);
-  if (const auto it = last_set.find(key); it != last_set.end() && it->second == percent) return;
   APIARY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent));
-  last_set[key] = percent;
 }
 
 // Host: the carveout (percent of an SM's unified memory made shared memory) that holds `per_sm`
