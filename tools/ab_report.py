@@ -33,7 +33,7 @@ def key_and_value(r):
 
 
 def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def load(path, run):
@@ -101,24 +101,22 @@ def main():
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
         ratios, speedups = defaultdict(list), defaultdict(list)
+
+        def cell(numerator, denominator, collected, digits):
+            """numerator / denominator (keys of `best`) as a cell, kept in `collected`; '-' where one is missing."""
+            if numerator not in best or denominator not in best:
+                return "-"
+            collected.append(best[numerator] / best[denominator])
+            return f"{collected[-1]:.{digits}f}x"
+
         for k in ks:
             row = [label_of(k)] + [f"{best[(s, k)]:.4g}" if (s, k) in best else "-" for s in sides]
-            for s in others:
-                if (s, k) in best and (base, k) in best:
-                    ratios[s].append(best[(s, k)] / best[(base, k)])
-                    row.append(f"{ratios[s][-1]:.3f}x")
-                else:
-                    row.append("-")
-            if vs:
+            row += [cell((s, k), (base, k), ratios[s], 3) for s in others]
+            if vs:  # the baseline versions run without a task scheduler ("none")
                 ref = ("jacobi", args.versus, "none", k[3], k[4])
-                for s in sides:
-                    if (s, k) in best and (s, ref) in best:
-                        speedups[s].append(best[(s, ref)] / best[(s, k)])
-                        row.append(f"{speedups[s][-1]:.2f}x")
-                    else:
-                        row.append("-")
+                row += [cell((s, ref), (s, k), speedups[s], 2) for s in sides]
             print("| " + " | ".join(row) + " |")
-        tail = ["**geomean**"] + [""] * len(sides) + [f"**{geomean(ratios[s]):.3f}x**" for s in others]
+        tail = ["**geomean**"] + [""] * len(sides) + [f"**{geomean(ratios[s]):.3f}x**" if ratios[s] else "-" for s in others]
         if vs:
             tail += [f"**{geomean(speedups[s]):.2f}x** (min {min(speedups[s]):.2f}x)" if speedups[s] else "-" for s in sides]
         print("| " + " | ".join(tail) + " |")
