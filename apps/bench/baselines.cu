@@ -23,8 +23,12 @@
 //                 counts the wave and relaunches its graph; shape=pdc_wave: the wave graph's
 //                 shape with empty work (a controller node enables one of two device-updatable
 //                 worker nodes, its grid set from the device, disables the other and relaunches
-//                 the graph; the last controller disables both and ends). The device counts the
-//                 waves and the worker runs; both are checked.
+//                 the graph; the last controller disables both and ends); shape=pdc_wave_batched:
+//                 the same updates in one cudaGraphKernelNodeUpdatesApply call;
+//                 shape=pdc_wave_fixed: the same graph with no updates (both workers enabled,
+//                 one block each; a worker that is not the wave's returns at once), what the
+//                 shape costs without device-side node updates. The device counts the waves and
+//                 the worker runs; both are checked.
 #include "bench.hpp"
 
 #include <apiary/cuda_check.hpp>
@@ -371,15 +375,53 @@ __global__ void wave_controller(WaveState* s) {
   if (go) (void)cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch);
 }
 
+// The same updates as wave_controller, applied in one call.
+__global__ void wave_controller_batched(WaveState* s) {
+  const std::uint32_t wave = s->waves++;
+  const bool go = wave < s->iterations;
+  // Raw storage: the update's union holds a dim3, which deletes its default constructor.
+  alignas(cudaGraphKernelNodeUpdate) unsigned char raw[3 * sizeof(cudaGraphKernelNodeUpdate)];
+  auto* updates = reinterpret_cast<cudaGraphKernelNodeUpdate*>(raw);
+  std::uint32_t n = 0;
+  for (std::uint32_t w = 0; w < 2; ++w) {
+    const bool on = go && wave % 2 == w;
+    if (on) {
+      updates[n].node = s->workers[w];
+      updates[n].field = cudaGraphKernelNodeFieldGridDim;
+      updates[n++].updateData.gridDim = dim3(1);
+    }
+    updates[n].node = s->workers[w];
+    updates[n].field = cudaGraphKernelNodeFieldEnabled;
+    updates[n++].updateData.isEnabled = on ? 1u : 0u;
+  }
+  (void)cudaGraphKernelNodeUpdatesApply(updates, n);
+  if (go) (void)cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch);
+}
+
+// No updates: both workers always run; the wave's own does the work.
+__global__ void wave_controller_fixed(WaveState* s) {
+  const std::uint32_t wave = s->waves++;
+  if (wave < s->iterations) (void)cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch);
+}
+
 __global__ void wave_worker(WaveState* s) {
   if (threadIdx.x == 0) atomicAdd(&s->worker_runs, 1u);
+}
+
+// Worker `w` of the fixed shape: counts a run only in the waves that are its own (the controller
+// has already counted the wave: waves - 1 is this wave's number).
+__global__ void wave_worker_fixed(WaveState* s, std::uint32_t w) {
+  const std::uint32_t wave = s->waves - 1;
+  if (threadIdx.x == 0 && wave < s->iterations && wave % 2 == w) atomicAdd(&s->worker_runs, 1u);
 }
 
 }  // namespace
 
 Measurement measure_device_graph_relaunch(const char* shape, std::uint32_t iterations, int repeats) {
   const std::string how(shape);
-  const bool wave = how == "pdc_wave";
+  const bool batched = how == "pdc_wave_batched", fixed = how == "pdc_wave_fixed";
+  const bool wave = how == "pdc_wave" || batched || fixed;
+  if (!wave && how != "one node") throw Failure("device_graph_relaunch", "unknown shape '" + how + "'");
   WaveState* state = nullptr;
   APIARY_CUDA_CHECK(cudaMalloc(&state, sizeof(WaveState)));
   DeviceMemory state_guard{state};
@@ -388,9 +430,16 @@ Measurement measure_device_graph_relaunch(const char* shape, std::uint32_t itera
   GraphOwner graph_guard{graph};
   void* args[] = {&state};
   WaveState init{0, 0, iterations, {nullptr, nullptr}};
-  if (wave) {
+  if (fixed) {
     const cudaGraphNode_t controller =
-        apiary::add_kernel_node(graph, reinterpret_cast<const void*>(wave_controller), 1, 0, args);
+        apiary::add_kernel_node(graph, reinterpret_cast<const void*>(wave_controller_fixed), 1, 0, args);
+    for (std::uint32_t w = 0; w < 2; ++w) {
+      void* worker_args[] = {&state, &w};
+      apiary::add_kernel_node(graph, reinterpret_cast<const void*>(wave_worker_fixed), 32, 0, worker_args, &controller);
+    }
+  } else if (wave) {
+    const void* kernel = reinterpret_cast<const void*>(batched ? wave_controller_batched : wave_controller);
+    const cudaGraphNode_t controller = apiary::add_kernel_node(graph, kernel, 1, 0, args);
     for (auto& w : init.workers)
       w = apiary::make_device_updatable(
           apiary::add_kernel_node(graph, reinterpret_cast<const void*>(wave_worker), 32, 0, args, &controller));

@@ -108,7 +108,8 @@ Measurement measure_host_round_trips(const char* wait, std::uint32_t iterations,
 Measurement measure_launch_wait(std::uint32_t iterations, int repeats);
 Measurement measure_plain_kernel(std::uint32_t worker_size, std::uint64_t tasks, int repeats);
 // A device graph launching itself again from the device: shape
-// "one node", or "pdc_wave" (the device controller's wave graph with empty work).
+// "one node", "pdc_wave" (the device controller's wave graph with empty work), "pdc_wave_batched"
+// (its node updates in one call) or "pdc_wave_fixed" (the same graph without node updates).
 Measurement measure_device_graph_relaunch(const char* shape, std::uint32_t iterations, int repeats);
 
 // The runtime (empty_tasks*.cu, spawn_tasks.cu, dependencies.cu). Each emits its records

@@ -279,7 +279,7 @@ Baselines run_baselines(const Options& o, Output& out, bool& failed) {
   // The floor of a host-driven round (the timesliced scheduler's goal is a round below 10 us).
   for (const char* wait : {"event", "mapped", "tsk_round"}) emit(measure_host_round_trips(wait, o.quick ? 500 : 5000, o.repeats));
   // The floor of a device controller wave (the PDC wave's goal is also a round below 10 us).
-  for (const char* shape : {"one node", "pdc_wave"}) emit(measure_device_graph_relaunch(shape, o.quick ? 1000 : 10000, o.repeats));
+  for (const char* shape : {"one node", "pdc_wave", "pdc_wave_batched", "pdc_wave_fixed"}) emit(measure_device_graph_relaunch(shape, o.quick ? 1000 : 10000, o.repeats));
   const std::uint64_t tasks = o.quick ? (1ull << 20) : (1ull << 24);
   const std::uint32_t sizes[] = {1, 32, 256};
   for (int i = 0; i < 3; ++i) b.plain_kernel_ns[i] = emit(measure_plain_kernel(sizes[i], tasks, o.repeats));
