@@ -63,6 +63,11 @@ struct PdcState {
   std::uint32_t stall_launched[max_queues];
   std::uint32_t stall_started[max_queues];
   std::int64_t stall_claimable[max_queues];
+  // Wave mode: what this run's controllers last set on queue q's worker node (PdcNodeSetting).
+  // Zero, unknown, at the run's start: a host update of the graph resets what an earlier run
+  // set from the device.
+  std::uint32_t node_grid[max_queues];
+  std::uint32_t node_enabled[max_queues];
 };
 
 // How long the spin controller waits without a finished batch, while it counts workers alive,
@@ -164,6 +169,7 @@ struct PdcShared {
   std::uint32_t stop;
   std::uint32_t any_full;
   std::uint32_t launched;
+  std::uint32_t failed;  // wave mode: a node update failed (the run's status says so too)
 };
 
 // The queue whose controller thread this thread is (>= the queue count: none). Queue q's thread
@@ -260,12 +266,31 @@ __device__ void pdc_plan_and_launch(const PdcParams* p, PdcShared& sh, std::uint
   pdc_launched(p, sh, q, blocks, cudaGetLastError());
 }
 
-// Wave mode, controller thread q: sizes queue q's worker node for this wave, or disables it
-// (a node keeps what the last wave set).
-__device__ inline cudaError_t pdc_set_worker_node(cudaGraphDeviceNode_t node, std::uint32_t blocks) {
-  if (blocks == 0) return cudaGraphKernelNodeSetEnabled(node, false);
-  const cudaError_t err = cudaGraphKernelNodeSetGridDim(node, dim3(blocks));
-  return err != cudaSuccess ? err : cudaGraphKernelNodeSetEnabled(node, true);
+// Wave mode: what a worker node holds, as far as this run's controllers set it (a node keeps
+// what the last wave set). grid: its blocks, 0 unknown; enabled: 1 disabled, 2 enabled, 0 unknown.
+struct PdcNodeSetting {
+  std::uint32_t grid;
+  std::uint32_t enabled;
+};
+
+// Wave mode, controller thread q: sizes queue q's worker node for this wave, or disables it,
+// with only the updates that change what it holds (`had`, updated). A node update takes the
+// calling thread ~0.4 us (H200; baselines pdc_wave against pdc_wave_fixed, docs/benchmarks.md),
+// and the wave's workers start only after the controller ended: in a ping-pong of two queues
+// every wave toggles both nodes but resizes neither, so each thread makes one update instead
+// of up to two; a queue that stays idle makes none.
+__device__ inline cudaError_t pdc_set_worker_node(cudaGraphDeviceNode_t node, std::uint32_t blocks,
+                                                  PdcNodeSetting& had) {
+  if (blocks != 0 && had.grid != blocks) {
+    const cudaError_t err = cudaGraphKernelNodeSetGridDim(node, dim3(blocks));
+    if (err != cudaSuccess) return err;
+    had.grid = blocks;
+  }
+  const std::uint32_t enabled = blocks != 0 ? 2u : 1u;
+  if (had.enabled == enabled) return cudaSuccess;
+  const cudaError_t err = cudaGraphKernelNodeSetEnabled(node, blocks != 0);
+  if (err == cudaSuccess) had.enabled = enabled;
+  return err;
 }
 
 // Spin mode, thread 0 while it counts workers alive, every pdc_stall_watch_every iterations:
@@ -348,6 +373,9 @@ __global__ void __launch_bounds__(pdc_max_controller_threads) pdc_wave_controlle
   const std::uint32_t q = controller_queue();
   const bool active_queue = q < p->graph.table.num_queues;
   const PhaseController pc = p->graph.controller();
+  // Loaded first, so that the load is in flight during the control step's round trip.
+  PdcNodeSetting had{};
+  if (active_queue) had = {load_relaxed(p->pdc->node_grid[q]), load_relaxed(p->pdc->node_enabled[q])};
   if (threadIdx.x < 32) {
     // Nothing else runs (the graph completed): host input and the idle step from counters
     // read at once (control_step_alone).
@@ -360,18 +388,26 @@ __global__ void __launch_bounds__(pdc_max_controller_threads) pdc_wave_controlle
       sh.phase = PhaseWord::unpack(phase_word).phase;
       sh.any_full = 0;
       sh.launched = 0;
+      sh.failed = 0;
     }
   }
   __syncthreads();
   // Every worker node is set, disabled ones included: on the last wave all of them are.
   const std::uint32_t blocks = sh.stop ? 0u : pdc_plan<Graph, true>(p, sh, q, active_queue);
   if (active_queue) {
-    const cudaError_t err = pdc_set_worker_node(p->worker_nodes[q], blocks);
+    const PdcNodeSetting before = had;
+    const cudaError_t err = pdc_set_worker_node(p->worker_nodes[q], blocks, had);
+    if (had.grid != before.grid) store_relaxed(p->pdc->node_grid[q], had.grid);
+    if (had.enabled != before.enabled) store_relaxed(p->pdc->node_enabled[q], had.enabled);
     if (blocks > 0 || err != cudaSuccess) pdc_launched(p, sh, q, blocks, err, false);
+    if (err != cudaSuccess) atomicOr(&sh.failed, 1u);
   }
   __syncthreads();
   if (threadIdx.x != 0) return;
-  if (sh.stop || !pc.running()) {  // ended, or a node update failed
+  // Ended, or a node update failed. A host abort that came after the control step read the
+  // status is seen by the next wave's: not loading the status again keeps a memory round
+  // trip off every wave.
+  if (sh.stop || sh.failed) {
     store_release(p->pdc->done, 1u);
     return;
   }
