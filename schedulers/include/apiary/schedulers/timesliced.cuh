@@ -142,8 +142,14 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
   batch.count = g.queues[q].claim(batch_size(layout, q, available, sharing), available, batch.first);
   batch.stop = batch.count == 0;
   if constexpr (Regrown) *may_linger = batch.stop && lingers;
-  // This kernel runs only while q's phase is current, and the claimed tasks keep it so.
-  batch.phase = g.table.num_phases == 0 ? look.phase : pc.current();
+  // The phase looked at above, not read again after the claim: no phase changes while a block
+  // of a per-queue worker kernel runs (the timesliced control step runs between rounds, after
+  // their kernels completed; the spinning device controller changes the phase only while no
+  // worker block is counted alive, and this one is from its launch to its exit; a wave's
+  // controller runs between waves). The megakernel's blocks, which run across phase changes,
+  // confirm the phase after a claim (batch_picker.hpp). Read again, it was one more memory
+  // round trip before every batch's items.
+  batch.phase = look.phase;
   return batch;
 }
 
