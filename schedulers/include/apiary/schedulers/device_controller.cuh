@@ -174,8 +174,8 @@ struct PdcShared {
 
 // The queue whose controller thread this thread is (>= the queue count: none). Queue q's thread
 // is lane q / W of warp q % W, W the controller block's warps (pdc_controller_threads): each
-// queue its own warp, as far as there are warps. A device-side launch (or a wave's node update)
-// takes the calling thread microseconds (FACTS.md: ~6-8 us per launch from one thread), and
+// queue its own warp, as far as there are warps. A device-side launch takes the calling thread
+// microseconds (FACTS.md: ~6-8 us per launch from one thread; a wave's node update ~0.4 us), and
 // threads of one warp that launch in the same step wait for each other. Measured on an H200
 // (docs/benchmarks.md): the 11-type tree under PDC wave took 0.98x the time with a warp per
 // queue, 1.00x with every queue in warp 0.
