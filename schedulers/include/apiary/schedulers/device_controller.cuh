@@ -366,9 +366,13 @@ __global__ void __launch_bounds__(pdc_max_controller_threads) pdc_spin_controlle
 }
 
 // Wave mode: the controller node of the wave graph. It starts after the previous wave's graph,
-// workers included, completed, so nothing runs while thread 0 advances the phase.
+// workers included, completed, so nothing runs while thread 0 advances the phase. Its
+// parameters by value, in the constant bank, as the worker nodes take theirs: through a pointer
+// into global memory, the view's pointers (the run state, each queue's counters) were each a
+// dependent load on the wave's path before the counters they point to.
 template <class Graph>
-__global__ void __launch_bounds__(pdc_max_controller_threads) pdc_wave_controller(const PdcParams* __restrict__ p) {
+__global__ void __launch_bounds__(pdc_max_controller_threads) pdc_wave_controller(const __grid_constant__ PdcParams params) {
+  const PdcParams* const p = &params;
   __shared__ PdcShared sh;
   const std::uint32_t q = controller_queue();
   const bool active_queue = q < p->graph.table.num_queues;
@@ -468,32 +472,30 @@ namespace detail {
 
 // The wave mode's device graph: the controller node, then one worker node per queue, which the
 // controller sizes or disables every wave (device-updatable nodes). Built, instantiated for
-// device launch and uploaded once per runtime (DeviceRuntime::kept). The controller reads its
-// parameters through a pointer into `params_`, which every run refills; the worker nodes hold
-// theirs by value and are updated only when a run's differ (set_params).
+// device launch and uploaded once per runtime (DeviceRuntime::kept). Every node holds its
+// parameters by value; they are updated only when a run's differ (set_params).
 template <class Graph>
 class PdcWaveGraph {
  public:
   // `params`: the first run's, without the node handles (set here).
   PdcWaveGraph(std::uint32_t queues, unsigned controller_threads, const PdcParams& params, cudaStream_t stream)
-      : queues_(queues), params_(1, false), state_(1, false), last_(params) {
+      : queues_(queues), controller_threads_(controller_threads), state_(1, false), last_(params) {
     APIARY_CUDA_CHECK(cudaGraphCreate(&graph_, 0));
-    const PdcParams* p = params_.get();
-    void* controller_args[] = {&p};
-    const cudaGraphNode_t controller =
-        add_kernel_node(graph_, reinterpret_cast<const void*>(pdc_wave_controller<Graph>), controller_threads, 0,
-                        controller_args);
     last_.pdc = state_.get();
+    // Placeholder arguments, as the workers' below.
+    void* controller_args[] = {&last_};
+    controller_ = add_kernel_node(graph_, reinterpret_cast<const void*>(pdc_wave_controller<Graph>),
+                                  controller_threads, 0, controller_args);
     for (std::uint32_t q = 0; q < queues; ++q) {
       // Placeholder arguments: the handles are known only once every node is device-updatable.
       std::uint32_t queue = q;
       void* worker_args[] = {&last_, &queue};
       workers_[q] = add_kernel_node(graph_, reinterpret_cast<const void*>(pdc_wave_worker<Graph>),
-                                    params.layout.block_threads, params.shared, worker_args, &controller);
+                                    params.layout.block_threads, params.shared, worker_args, &controller_);
       last_.worker_nodes[q] = make_device_updatable(workers_[q]);
     }
     APIARY_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, cudaGraphInstantiateFlagDeviceLaunch));
-    set_worker_arguments();
+    set_arguments();
     // The controller updates nodes of its own graph from the device: upload before launching.
     APIARY_CUDA_CHECK(cudaGraphUpload(exec_, stream));
   }
@@ -504,26 +506,26 @@ class PdcWaveGraph {
     if (graph_) cudaGraphDestroy(graph_);
   }
 
-  // This run's parameters (pdc and worker_nodes are filled in): into the controller's buffer on
-  // `stream` (through `staged`, pinned memory the copy reads later), and into the worker nodes'
-  // arguments where they differ from the last run's (the runtime's buffers stay; what may
-  // change is, e.g., the host mailbox or the user data).
-  void set_params(PdcParams params, PdcParams* staged, cudaStream_t stream) {
+  // This run's parameters (pdc and worker_nodes are filled in): into every node's arguments
+  // where they differ from the last run's (the runtime's buffers stay; what may change is,
+  // e.g., the host mailbox or the user data), so a run that changes nothing copies nothing.
+  void set_params(PdcParams params, cudaStream_t stream) {
     params.pdc = state_.get();
     std::copy(std::begin(last_.worker_nodes), std::end(last_.worker_nodes), std::begin(params.worker_nodes));
-    *staged = params;
-    APIARY_CUDA_CHECK(cudaMemcpyAsync(params_.get(), staged, sizeof(PdcParams), cudaMemcpyHostToDevice, stream));
     if (std::memcmp(&params, &last_, sizeof(PdcParams)) == 0) return;
     last_ = params;
-    set_worker_arguments();
+    set_arguments();
     APIARY_CUDA_CHECK(cudaGraphUpload(exec_, stream));  // host updates of device-updatable nodes
   }
   PdcState* state() const { return state_.get(); }
   cudaGraphExec_t exec() const { return exec_; }
 
  private:
-  // Every worker node's arguments: last_ by value, and its queue.
-  void set_worker_arguments() {
+  // Every node's arguments: last_ by value, and a worker's queue.
+  void set_arguments() {
+    void* controller_args[] = {&last_};
+    set_kernel_node(exec_, controller_, reinterpret_cast<const void*>(pdc_wave_controller<Graph>), 1,
+                    controller_threads_, 0, controller_args);
     for (std::uint32_t q = 0; q < queues_; ++q) {
       std::uint32_t queue = q;
       void* args[] = {&last_, &queue};
@@ -533,11 +535,12 @@ class PdcWaveGraph {
   }
 
   std::uint32_t queues_;
-  DeviceBuffer<PdcParams> params_;  // the controller's (by pointer: it is one thread block)
+  unsigned controller_threads_;
   DeviceBuffer<PdcState> state_;
-  PdcParams last_;                  // what the worker nodes hold
+  PdcParams last_;  // what every node holds
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
+  cudaGraphNode_t controller_ = nullptr;
   cudaGraphNode_t workers_[max_queues] = {};
 };
 
@@ -632,7 +635,7 @@ void run_device_controller([[maybe_unused]] DeviceRuntime& runtime, [[maybe_unus
   }
   params.graph = runtime.begin_run();
   if (wave) {
-    wave->set_params(params, kept.staged_params(), runtime.stream());
+    wave->set_params(params, runtime.stream());
   } else {
     params.pdc = kept.spin_state();
     params.regrowth.active_warps = &kept.spin_state()->active_warps;
