@@ -203,14 +203,17 @@ __device__ inline bool pdc_idle_step(const PdcParams* p) {
 // how many worker blocks queue q gets now (0: none). Their warps are reserved on return.
 // `Wave`: no worker runs (the wave graph starts after the last one's workers ended), so the
 // running blocks and active warps are zero without reading them, and nothing is reserved.
+// `available`: queue q's claimable tasks as the caller read them (read after the last change to
+// the queue, and read only if the queue runs in sh.phase where that matters).
 template <class Graph, bool Wave>
-__device__ std::uint32_t pdc_plan(const PdcParams* p, PdcShared& sh, std::uint32_t q, bool active_queue) {
+__device__ std::uint32_t pdc_plan(const PdcParams* p, PdcShared& sh, std::uint32_t q, bool active_queue,
+                                  std::int64_t available) {
   const DeviceGraph& g = p->graph;
   std::uint64_t wanted = 0;
   bool partial = false;
   if (active_queue) {
     PdcQueueLoad load;
-    load.available = g.table.runs_in(q, sh.phase) ? g.queues[q].available_hint() : 0;
+    load.available = g.table.runs_in(q, sh.phase) ? available : 0;
     if (load.available > 0) {
       // Blocks this queue's tasks can use (as in the timesliced scheduler), less those launched
       // for it (launch_plan.hpp).
@@ -260,7 +263,9 @@ __device__ inline void pdc_launched(const PdcParams* p, PdcShared& sh, std::uint
 // Spin mode, controller thread q: plans queue q and launches its workers with CDP2.
 template <class Graph>
 __device__ void pdc_plan_and_launch(const PdcParams* p, PdcShared& sh, std::uint32_t q, bool active_queue) {
-  const std::uint32_t blocks = pdc_plan<Graph, false>(p, sh, q, active_queue);
+  const DeviceGraph& g = p->graph;
+  const bool runs = active_queue && g.table.runs_in(q, sh.phase);
+  const std::uint32_t blocks = pdc_plan<Graph, false>(p, sh, q, active_queue, runs ? g.queues[q].available_hint() : 0);
   if (blocks == 0) return;
   pdc_worker<Graph><<<blocks, p->layout.block_threads, p->shared, cudaStreamFireAndForget>>>(p, q);
   pdc_launched(p, sh, q, blocks, cudaGetLastError());
@@ -377,9 +382,15 @@ __global__ void __launch_bounds__(pdc_max_controller_threads) pdc_wave_controlle
   const std::uint32_t q = controller_queue();
   const bool active_queue = q < p->graph.table.num_queues;
   const PhaseController pc = p->graph.controller();
-  // Loaded first, so that the load is in flight during the control step's round trip.
+  // Loaded first, so that the loads are in flight during the control step's round trip: what
+  // the node holds, and queue q's fill level, which nothing changes before the plan unless the
+  // step drains host input into the queues (then it is read again).
   PdcNodeSetting had{};
-  if (active_queue) had = {load_relaxed(p->pdc->node_grid[q]), load_relaxed(p->pdc->node_enabled[q])};
+  std::int64_t available = 0;
+  if (active_queue) {
+    had = {load_relaxed(p->pdc->node_grid[q]), load_relaxed(p->pdc->node_enabled[q])};
+    available = p->graph.queues[q].available_hint();
+  }
   if (threadIdx.x < 32) {
     // Nothing else runs (the graph completed): host input and the idle step from counters
     // read at once (control_step_alone).
@@ -397,7 +408,8 @@ __global__ void __launch_bounds__(pdc_max_controller_threads) pdc_wave_controlle
   }
   __syncthreads();
   // Every worker node is set, disabled ones included: on the last wave all of them are.
-  const std::uint32_t blocks = sh.stop ? 0u : pdc_plan<Graph, true>(p, sh, q, active_queue);
+  if (active_queue && p->graph.mailbox != nullptr) available = p->graph.queues[q].available_hint();
+  const std::uint32_t blocks = sh.stop ? 0u : pdc_plan<Graph, true>(p, sh, q, active_queue, available);
   if (active_queue) {
     const PdcNodeSetting before = had;
     const cudaError_t err = pdc_set_worker_node(p->worker_nodes[q], blocks, had);
