@@ -376,7 +376,8 @@ __global__ void __launch_bounds__(pdc_max_controller_threads) pdc_spin_controlle
 // into global memory, the view's pointers (the run state, each queue's counters) were each a
 // dependent load on the wave's path before the counters they point to.
 template <class Graph>
-__global__ void __launch_bounds__(pdc_max_controller_threads) pdc_wave_controller(const __grid_constant__ PdcParams params) {
+__global__ void __launch_bounds__(pdc_max_controller_threads)
+    pdc_wave_controller(const __grid_constant__ PdcParams params) {
   const PdcParams* const p = &params;
   __shared__ PdcShared sh;
   const std::uint32_t q = controller_queue();
