@@ -165,7 +165,7 @@ struct DeviceRuntime::HostInput {
 DeviceRuntime::DeviceRuntime(PhaseTable table, Config config, std::uint32_t max_item_bytes, RunBookkeeping bookkeeping)
     : table_(std::move(table)), config_(std::move(config)), max_item_bytes_(max_item_bytes), bookkeeping_(bookkeeping),
       buffers_(std::make_unique<Buffers>()), counters_(table_.num_queues(), QueueCounters{}) {
-  if (!bookkeeping_.start || !bookkeeping_.summarize)
+  if (!bookkeeping_.start || !bookkeeping_.summarize || !bookkeeping_.start_kernel || !bookkeeping_.summarize_kernel)
     throw Error("DeviceRuntime needs the run's bookkeeping kernels (run_bookkeeping.cuh: run_bookkeeping())");
   device_ = query_device(config_.device);
   APIARY_CUDA_CHECK(cudaSetDevice(device_.ordinal));
@@ -186,6 +186,7 @@ DeviceRuntime::DeviceRuntime(PhaseTable table, Config config, std::uint32_t max_
 DeviceRuntime::~DeviceRuntime() {
   if (kernel_hung_) {  // the device is stuck; freeing would block forever
     (void)new std::shared_ptr<void>(std::move(kept_));
+    (void)run_graph_.release();
     return;
   }
   if (stream_) cudaStreamSynchronize(stream_);
@@ -387,16 +388,37 @@ void DeviceRuntime::copy_at_end(const void* device, std::size_t bytes) {
 const std::byte* DeviceRuntime::copied_at_end() const { return staging_->summary->end_copy; }
 
 DeviceGraph DeviceRuntime::begin_run() {
-  Buffers& b = *buffers_;
-  if (b.failed)
+  prepare_run();
+  bookkeeping_.start(run_start(), start_grid_limit(), stream_);
+  APIARY_CUDA_CHECK(cudaGetLastError());
+  start_queued();
+  APIARY_CUDA_CHECK(cudaEventRecord(start_, stream_));
+  return view();
+}
+
+void DeviceRuntime::run_in_graph(const KernelLaunch& scheduler) {
+  prepare_run();
+  const RunStart start = run_start();
+  const RunEnd end = run_end();
+  const KernelLaunch start_launch{bookkeeping_.start_kernel, start_blocks(start, start_grid_limit()),
+                                  bookkeeping_threads, 0, &start, sizeof(start)};
+  const KernelLaunch end_launch{bookkeeping_.summarize_kernel, summarize_blocks(end, end_grid_limit()),
+                                bookkeeping_threads, 0, &end, sizeof(end)};
+  if (!run_graph_) run_graph_ = std::make_unique<RunGraph>(start_, stop_, summary_done_);
+  run_graph_->launch(start_launch, scheduler, end_launch, stream_);
+  start_queued();
+  summarized_ = true;
+  wait(summary_done_);
+}
+
+// What every run starts with on the host: no earlier failure, the watchdog and counts cleared.
+void DeviceRuntime::prepare_run() {
+  if (buffers_->failed)
     throw Error("a previous run of this runtime failed and left its device structures inconsistent; "
                 "create a new Runtime to run again");
-  start_run_state();
   watchdog_fired_ = false;
   summarized_ = false;
   rounds_ = launches_ = 0;
-  APIARY_CUDA_CHECK(cudaEventRecord(start_, stream_));
-  return view();
 }
 
 DeviceGraph DeviceRuntime::view() const {
@@ -434,9 +456,10 @@ DeviceGraph DeviceRuntime::view() const {
   return g;
 }
 
-// The run state as the seeds leave it (the pending counts per phase, the first phase with
-// work), set by the start kernel on stream_ with the pool, the cursors and the executed counts.
-void DeviceRuntime::start_run_state() {
+// The start kernel's input: the run state as the seeds leave it (the pending counts per
+// phase, the first phase with work), the pool, the cursors and the executed counts to reset,
+// and what the staging arena holds for the device.
+RunStart DeviceRuntime::run_start() {
   Buffers& b = *buffers_;
   const std::uint32_t n = table_.num_queues();
   RunStart start;
@@ -460,9 +483,12 @@ void DeviceRuntime::start_run_state() {
   start.pool_next = b.dep_next.get();
   start.cursors = b.cursors.get();
   start.summary = b.summary.get();
-  bookkeeping_.start(start, 4 * device_.sm_count, stream_);
-  APIARY_CUDA_CHECK(cudaGetLastError());
-  // The next seeds may reuse the arena: they come after this run, whose end waits for the kernel.
+  return start;
+}
+
+// The next seeds may reuse the arena: they come after this run, whose end waits for the start
+// kernel.
+void DeviceRuntime::start_queued() {
   staging_->clear();
   fills_.clear();
 }
@@ -512,7 +538,15 @@ CopyList DeviceRuntime::copy_list() {
 
 // Queues the end kernel, which writes the summary into mapped memory, behind the run's work.
 void DeviceRuntime::summarize() {
-  Buffers& b = *buffers_;
+  bookkeeping_.summarize(run_end(), end_grid_limit(), stream_);
+  APIARY_CUDA_CHECK(cudaGetLastError());
+  APIARY_CUDA_CHECK(cudaEventRecord(summary_done_, stream_));
+  summarized_ = true;
+}
+
+// The end kernel's input.
+RunEnd DeviceRuntime::run_end() const {
+  const Buffers& b = *buffers_;
   RunEnd end;
   end.state = b.state.get();
   end.counters = b.queue_counters.get();
@@ -529,10 +563,7 @@ void DeviceRuntime::summarize() {
   end.host = staging_->summary_device;
   end.end_copy_from = static_cast<const std::byte*>(end_copy_from_);
   end.end_copy_bytes = end_copy_bytes_;
-  bookkeeping_.summarize(end, 2 * device_.sm_count, stream_);
-  APIARY_CUDA_CHECK(cudaGetLastError());
-  APIARY_CUDA_CHECK(cudaEventRecord(summary_done_, stream_));
-  summarized_ = true;
+  return end;
 }
 
 bool DeviceRuntime::wait(cudaEvent_t event) {

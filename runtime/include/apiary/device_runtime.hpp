@@ -9,6 +9,7 @@
 #include <apiary/phase_table.hpp>
 #include <apiary/report.hpp>
 #include <apiary/run_bookkeeping.hpp>
+#include <apiary/run_graph.hpp>
 #include <apiary/trace.hpp>
 
 #include <cuda_runtime_api.h>
@@ -96,6 +97,11 @@ class DeviceRuntime {
   // supervise() (or mark_end()), which queues the end-of-run summary behind them; then
   // finish_run() builds the report from the summary.
   DeviceGraph begin_run();
+  // One-kernel schedulers (the megakernel), in place of begin_run(), the launch and
+  // supervise(): the run's start kernel, `scheduler` and the end kernel as one CUDA graph
+  // launch (run_graph.hpp), then supervised as supervise() does. `scheduler`'s arguments come
+  // from view(); finish_run() follows as usual.
+  void run_in_graph(const KernelLaunch& scheduler);
   // What begin_run() returns, without starting a run (no reset, no clock): a scheduler builds
   // what it keeps between runs from it before the run's clock starts.
   DeviceGraph view() const;
@@ -138,7 +144,13 @@ class DeviceRuntime {
   struct Buffers;
   struct Staging;
   void allocate();
-  void start_run_state();
+  void prepare_run();
+  RunStart run_start();
+  void start_queued();
+  RunEnd run_end() const;
+  // The bookkeeping kernels' grids at most (they size themselves by the work, below this).
+  unsigned start_grid_limit() const { return 4 * device_.sm_count; }
+  unsigned end_grid_limit() const { return 2 * device_.sm_count; }
   void upload(void* device, const void* host, std::size_t bytes);
   CopyList copy_list();
   void summarize();
@@ -173,6 +185,7 @@ class DeviceRuntime {
   bool watchdog_fired_ = false;
   bool kernel_hung_ = false;
   Trace trace_;
+  std::unique_ptr<RunGraph> run_graph_;  // run_in_graph's, made by its first run
   std::shared_ptr<void> kept_;
   const std::type_info* kept_type_ = nullptr;
 };

@@ -14,7 +14,6 @@ namespace apiary {
 
 namespace detail {
 
-inline constexpr unsigned bookkeeping_threads = 256;
 static_assert(bookkeeping_threads >= max_queues, "one thread per queue in the bookkeeping kernels");
 
 // Zeroes `bytes` (a multiple of 16) at `p` with the threads of one block.
@@ -136,31 +135,23 @@ __global__ void __launch_bounds__(bookkeeping_threads) summarize_run_kernel(cons
   }
 }
 
-// Blocks for `work` elements, a few per thread, at most a few waves.
-inline unsigned bookkeeping_blocks(std::size_t work, unsigned max_blocks) {
-  const std::size_t per_block = std::size_t(bookkeeping_threads) * 8;
-  return static_cast<unsigned>(std::clamp<std::size_t>((work + per_block - 1) / per_block, 1, max_blocks));
-}
-
 template <int = 0>
 void launch_start_run(const RunStart& s, unsigned max_blocks, cudaStream_t stream) {
-  const std::size_t work = std::max<std::size_t>(s.pool_entries, s.fills.largest());
-  start_run_kernel<><<<bookkeeping_blocks(work, max_blocks), bookkeeping_threads, 0, stream>>>(s);
+  start_run_kernel<><<<start_blocks(s, max_blocks), bookkeeping_threads, 0, stream>>>(s);
 }
 
 template <int = 0>
 void launch_summarize_run(const RunEnd& e, unsigned max_blocks, cudaStream_t stream) {
-  // Sized for the pool, which every run scans: the waiting storage (larger by a slot per
-  // thread the device holds, waiting_storage.hpp) is scanned only when tasks stayed parked.
-  const std::size_t work = e.pool_limit;
-  summarize_run_kernel<><<<bookkeeping_blocks(work, max_blocks), bookkeeping_threads, 0, stream>>>(e);
+  summarize_run_kernel<><<<summarize_blocks(e, max_blocks), bookkeeping_threads, 0, stream>>>(e);
 }
 
 }  // namespace detail
 
 // The kernels as DeviceRuntime takes them (instantiated in the including translation unit).
 inline RunBookkeeping run_bookkeeping() {
-  return RunBookkeeping{&detail::launch_start_run<>, &detail::launch_summarize_run<>};
+  return RunBookkeeping{&detail::launch_start_run<>, &detail::launch_summarize_run<>,
+                        reinterpret_cast<const void*>(&detail::start_run_kernel<>),
+                        reinterpret_cast<const void*>(&detail::summarize_run_kernel<>)};
 }
 
 }  // namespace apiary

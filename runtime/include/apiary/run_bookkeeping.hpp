@@ -134,10 +134,33 @@ struct RunEnd {
 };
 
 // The two kernels' launchers, as instantiated with the task code (run_bookkeeping.cuh); each
-// launches at most `max_blocks` blocks on the stream.
+// launches at most `max_blocks` blocks on the stream. `start_kernel` and `summarize_kernel`
+// are the same kernels' addresses (each takes its RunStart / RunEnd by value), for a run
+// launched as one CUDA graph (run_graph.hpp), with the grids of start_blocks() and
+// summarize_blocks() and bookkeeping_threads threads per block.
 struct RunBookkeeping {
   void (*start)(const RunStart&, unsigned max_blocks, cudaStream_t) = nullptr;
   void (*summarize)(const RunEnd&, unsigned max_blocks, cudaStream_t) = nullptr;
+  const void* start_kernel = nullptr;
+  const void* summarize_kernel = nullptr;
 };
+
+inline constexpr unsigned bookkeeping_threads = 256;
+
+// Blocks for `work` elements, a few per thread, at most a few waves (`max_blocks`).
+inline unsigned bookkeeping_blocks(std::size_t work, unsigned max_blocks) {
+  const std::size_t per_block = std::size_t(bookkeeping_threads) * 8;
+  const std::size_t blocks = (work + per_block - 1) / per_block;
+  return static_cast<unsigned>(blocks < 1 ? 1 : blocks > max_blocks ? max_blocks : blocks);
+}
+// The start kernel's grid: sized for the pool it zeroes and the largest fill.
+inline unsigned start_blocks(const RunStart& s, unsigned max_blocks) {
+  const std::size_t fill = s.fills.largest();
+  return bookkeeping_blocks(s.pool_entries > fill ? s.pool_entries : fill, max_blocks);
+}
+// The end kernel's grid: sized for the pool, which every run scans; the waiting storage (larger
+// by a slot per thread the device holds, waiting_storage.hpp) is scanned only when tasks stayed
+// parked.
+inline unsigned summarize_blocks(const RunEnd& e, unsigned max_blocks) { return bookkeeping_blocks(e.pool_limit, max_blocks); }
 
 }  // namespace apiary

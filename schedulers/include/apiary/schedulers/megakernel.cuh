@@ -146,18 +146,20 @@ ResidentBlocks plan_megakernel(const PhaseTable& table, const Config& config, co
 }
 
 // Runs the seeded graph with the megakernel (blocks as plan_megakernel planned them) until it
-// finishes, stops or fails.
+// finishes, stops or fails. The run's start kernel, the megakernel and the end kernel go to the
+// device as one CUDA graph launch (DeviceRuntime::run_in_graph): the megakernel's parameters
+// stay on the device from one run to the next instead of travelling with every launch.
 template <class Graph>
 void run_megakernel(DeviceRuntime& runtime, const ResidentBlocks& plan) {
   allow_dynamic_shared(detail::megakernel_entry<Graph>, plan.shared);
   set_shared_carveout(detail::megakernel_entry<Graph>, plan.shared_carveout);
   MegakernelParams params{};
   params.layout = plan.layout;
-  params.graph = runtime.begin_run();
+  params.graph = runtime.view();
   runtime.note_launch("megakernel", plan.blocks(), params.layout.block_threads, plan.shared);
-  detail::megakernel_entry<Graph><<<plan.blocks(), params.layout.block_threads, plan.shared, runtime.stream()>>>(params);
-  APIARY_CUDA_CHECK(cudaGetLastError());
-  runtime.supervise();
+  runtime.run_in_graph(KernelLaunch{reinterpret_cast<const void*>(detail::megakernel_entry<Graph>), plan.blocks(),
+                                    params.layout.block_threads, static_cast<unsigned>(plan.shared), &params,
+                                    sizeof(params), plan.shared_carveout});
 }
 
 }  // namespace apiary

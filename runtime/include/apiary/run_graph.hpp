@@ -1,0 +1,62 @@
+// A whole run of a one-kernel scheduler (the megakernel) as one CUDA graph launch: the run's
+// start kernel, the scheduler's kernel and the run's end kernel (run_bookkeeping.hpp), with
+// the run's start, stop and summary events recorded by nodes of the graph.
+//
+// Why: launched one by one, the three kernels cost the host a launch each on the critical
+// path of a short run (the megakernel's 6.3 KB of parameters alone took 6-8 us per launch on
+// an H100, docs/jacobi.md "a solve's fixed cost"), and the megakernel could start only once
+// the host had queued it. A graph keeps the nodes' parameters on the device between runs: a
+// run sets the start node's (they change with every run's seeds), the others only where
+// they changed, and launches the graph once.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace apiary {
+
+// `kernel<<<grid, threads, shared>>>(args)` for a kernel of one by-value parameter of
+// `arg_bytes` bytes at `args`, with the shared memory carveout `carveout` (percent; -1: the
+// kernel's own attribute).
+struct KernelLaunch {
+  const void* kernel = nullptr;
+  unsigned grid = 1, threads = 1, shared = 0;
+  const void* args = nullptr;
+  std::size_t arg_bytes = 0;
+  int carveout = -1;
+};
+
+class RunGraph {
+ public:
+  // The events the graph records: `start` after the start kernel, `stop` after the scheduler's
+  // kernel, `done` after the end kernel.
+  RunGraph(cudaEvent_t start, cudaEvent_t stop, cudaEvent_t done) : start_(start), stop_(stop), done_(done) {}
+  ~RunGraph();
+  RunGraph(const RunGraph&) = delete;
+  RunGraph& operator=(const RunGraph&) = delete;
+
+  // Launches start, then scheduler, then end on `stream` (built on first use; later runs update
+  // only the nodes whose launch differs from the last run's).
+  void launch(const KernelLaunch& start, const KernelLaunch& scheduler, const KernelLaunch& end, cudaStream_t stream);
+
+ private:
+  // A kernel node and the launch it holds now (its argument bytes copied).
+  struct Node {
+    cudaGraphNode_t node = nullptr;
+    KernelLaunch launch;
+    std::vector<unsigned char> args;
+    bool holds(const KernelLaunch& l) const;
+    void remember(const KernelLaunch& l);
+  };
+  void build(const KernelLaunch& start, const KernelLaunch& scheduler, const KernelLaunch& end);
+  void update(Node& node, const KernelLaunch& launch);
+
+  cudaEvent_t start_, stop_, done_;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  Node start_node_, scheduler_node_, end_node_;
+};
+
+}  // namespace apiary

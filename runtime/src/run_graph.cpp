@@ -1,0 +1,97 @@
+#include <apiary/cuda_check.hpp>
+#include <apiary/cuda_graph_nodes.hpp>
+#include <apiary/run_graph.hpp>
+
+#include <cstring>
+
+namespace apiary {
+
+namespace {
+
+cudaKernelNodeParams node_params(const KernelLaunch& l, void** args) {
+  return kernel_node_params(l.kernel, l.grid, l.threads, l.shared, args);
+}
+
+bool same_kernel(const KernelLaunch& a, const KernelLaunch& b) {
+  return a.kernel == b.kernel && a.carveout == b.carveout && a.arg_bytes == b.arg_bytes;
+}
+
+cudaGraphNode_t add_event_node(cudaGraph_t graph, cudaEvent_t event, cudaGraphNode_t after) {
+  cudaGraphNode_t node = nullptr;
+  APIARY_CUDA_CHECK(cudaGraphAddEventRecordNode(&node, graph, &after, 1, event));
+  return node;
+}
+
+}  // namespace
+
+RunGraph::~RunGraph() {
+  if (exec_) cudaGraphExecDestroy(exec_);
+  if (graph_) cudaGraphDestroy(graph_);
+}
+
+bool RunGraph::Node::holds(const KernelLaunch& l) const {
+  return same_kernel(launch, l) && launch.grid == l.grid && launch.threads == l.threads && launch.shared == l.shared &&
+         std::memcmp(args.data(), l.args, l.arg_bytes) == 0;
+}
+
+void RunGraph::Node::remember(const KernelLaunch& l) {
+  launch = l;
+  args.assign(static_cast<const unsigned char*>(l.args), static_cast<const unsigned char*>(l.args) + l.arg_bytes);
+  launch.args = nullptr;  // the caller's copy goes; ours is `args`
+}
+
+void RunGraph::launch(const KernelLaunch& start, const KernelLaunch& scheduler, const KernelLaunch& end,
+                      cudaStream_t stream) {
+  // A different kernel or carveout (another scheduler's kernel, a new plan) is a new graph:
+  // a node's function and attributes stay as instantiated.
+  const bool rebuild = !exec_ || !same_kernel(start_node_.launch, start) ||
+                       !same_kernel(scheduler_node_.launch, scheduler) || !same_kernel(end_node_.launch, end);
+  if (rebuild) {
+    build(start, scheduler, end);
+  } else {
+    update(start_node_, start);
+    update(scheduler_node_, scheduler);
+    update(end_node_, end);
+  }
+  APIARY_CUDA_CHECK(cudaGraphLaunch(exec_, stream));
+}
+
+void RunGraph::update(Node& node, const KernelLaunch& launch) {
+  if (node.holds(launch)) return;
+  void* args[] = {const_cast<void*>(launch.args)};
+  const cudaKernelNodeParams p = node_params(launch, args);
+  APIARY_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec_, node.node, &p));
+  node.remember(launch);
+}
+
+// start -> record(start) -> scheduler -> record(stop) -> end -> record(done): the events in the
+// chain, so the run's clock spans the scheduler's kernel alone, as for stream launches.
+void RunGraph::build(const KernelLaunch& start, const KernelLaunch& scheduler, const KernelLaunch& end) {
+  if (exec_) APIARY_CUDA_CHECK(cudaGraphExecDestroy(exec_));
+  if (graph_) APIARY_CUDA_CHECK(cudaGraphDestroy(graph_));
+  exec_ = nullptr;
+  graph_ = nullptr;
+  APIARY_CUDA_CHECK(cudaGraphCreate(&graph_, 0));
+  auto add = [&](Node& node, const KernelLaunch& launch, cudaGraphNode_t after) {
+    void* args[] = {const_cast<void*>(launch.args)};
+    const cudaKernelNodeParams p = node_params(launch, args);
+    APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&node.node, graph_, after ? &after : nullptr, after ? 1 : 0, &p));
+    if (launch.carveout >= 0) {
+      cudaKernelNodeAttrValue value{};
+      value.sharedMemCarveout = static_cast<unsigned>(launch.carveout);
+      APIARY_CUDA_CHECK(
+          cudaGraphKernelNodeSetAttribute(node.node, cudaKernelNodeAttributePreferredSharedMemoryCarveout, &value));
+    }
+    node.remember(launch);
+    return node.node;
+  };
+  cudaGraphNode_t last = add(start_node_, start, nullptr);
+  last = add_event_node(graph_, start_, last);
+  last = add(scheduler_node_, scheduler, last);
+  last = add_event_node(graph_, stop_, last);
+  last = add(end_node_, end, last);
+  add_event_node(graph_, done_, last);
+  APIARY_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+}
+
+}  // namespace apiary
