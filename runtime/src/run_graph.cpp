@@ -13,7 +13,8 @@ cudaKernelNodeParams node_params(const KernelLaunch& l, void** args) {
 }
 
 bool same_kernel(const KernelLaunch& a, const KernelLaunch& b) {
-  return a.kernel == b.kernel && a.carveout == b.carveout && a.arg_bytes == b.arg_bytes;
+  return a.kernel == b.kernel && a.carveout == b.carveout && a.arg_bytes == b.arg_bytes &&
+         a.waits_for_previous == b.waits_for_previous;
 }
 
 cudaGraphNode_t add_event_node(cudaGraph_t graph, cudaEvent_t event, cudaGraphNode_t after) {
@@ -65,7 +66,11 @@ void RunGraph::update(Node& node, const KernelLaunch& launch) {
 }
 
 // start -> record(start) -> scheduler -> record(stop) -> end -> record(done): the events in the
-// chain, so the run's clock spans the scheduler's kernel alone, as for stream launches.
+// chain, so the run's clock spans the scheduler's kernel alone, as for stream launches. A
+// scheduler that waits for the start kernel itself (`waits_for_previous`) hangs off the start
+// kernel by an early-launch edge instead, beside the start event: its blocks are launched
+// while the start kernel runs and wait on the device for its end, not for the graph to launch
+// the next node.
 void RunGraph::build(const KernelLaunch& start, const KernelLaunch& scheduler, const KernelLaunch& end) {
   if (exec_) APIARY_CUDA_CHECK(cudaGraphExecDestroy(exec_));
   if (graph_) APIARY_CUDA_CHECK(cudaGraphDestroy(graph_));
@@ -85,9 +90,15 @@ void RunGraph::build(const KernelLaunch& start, const KernelLaunch& scheduler, c
     node.remember(launch);
     return node.node;
   };
-  cudaGraphNode_t last = add(start_node_, start, nullptr);
-  last = add_event_node(graph_, start_, last);
-  last = add(scheduler_node_, scheduler, last);
+  const cudaGraphNode_t first = add(start_node_, start, nullptr);
+  const cudaGraphNode_t started = add_event_node(graph_, start_, first);
+  cudaGraphNode_t last = nullptr;
+  if (scheduler.waits_for_previous) {
+    last = add(scheduler_node_, scheduler, nullptr);
+    add_early_launch_edge(graph_, first, last);
+  } else {
+    last = add(scheduler_node_, scheduler, started);
+  }
   last = add_event_node(graph_, stop_, last);
   last = add(end_node_, end, last);
   add_event_node(graph_, done_, last);

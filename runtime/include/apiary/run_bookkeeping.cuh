@@ -43,6 +43,9 @@ __device__ inline void copy_any_by_block(std::byte* to, const std::byte* from, s
 
 template <int = 0>
 __global__ void __launch_bounds__(bookkeeping_threads) start_run_kernel(const __grid_constant__ RunStart s) {
+  // A scheduler kernel launched early behind this one (run_graph.hpp) may start its blocks now;
+  // it waits for this kernel's end and writes before it reads anything (a no-op otherwise).
+  cudaTriggerProgrammaticLaunchCompletion();
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
   const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   for (std::size_t i = first; i < s.pool_entries; i += stride) s.pool[i].word = 0;

@@ -26,6 +26,9 @@ struct KernelLaunch {
   const void* args = nullptr;
   std::size_t arg_bytes = 0;
   int carveout = -1;
+  // The kernel calls cudaGridDependencySynchronize() before it reads anything the kernel before
+  // it in the graph writes: it may then be launched early (run_graph.cpp).
+  bool waits_for_previous = false;
 };
 
 class RunGraph {

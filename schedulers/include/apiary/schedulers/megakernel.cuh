@@ -100,6 +100,9 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
   const DeviceGraph& g = params.graph;
   const BlockLayout& layout = params.layout;
   zero_dynamic_shared(smem);
+  // Launched early behind the run's start kernel (run_graph.hpp): its reset of the run state,
+  // the queue counters and the pool must be complete and visible before any of them is read.
+  cudaGridDependencySynchronize();
   if (threadIdx.x == 0) {
     rotor = blockIdx.x % g.table.num_queues;
     handoff.reset();
@@ -159,7 +162,7 @@ void run_megakernel(DeviceRuntime& runtime, const ResidentBlocks& plan) {
   runtime.note_launch("megakernel", plan.blocks(), params.layout.block_threads, plan.shared);
   runtime.run_in_graph(KernelLaunch{reinterpret_cast<const void*>(detail::megakernel_entry<Graph>), plan.blocks(),
                                     params.layout.block_threads, static_cast<unsigned>(plan.shared), &params,
-                                    sizeof(params), plan.shared_carveout});
+                                    sizeof(params), plan.shared_carveout, /*waits_for_previous=*/true});
 }
 
 }  // namespace apiary
