@@ -403,7 +403,7 @@ void DeviceRuntime::run_in_graph(const KernelLaunch& scheduler) {
   const KernelLaunch start_launch{bookkeeping_.start_kernel, start_blocks(start, start_grid_limit()),
                                   bookkeeping_threads, 0, &start, sizeof(start)};
   const KernelLaunch end_launch{bookkeeping_.summarize_kernel, summarize_blocks(end, end_grid_limit()),
-                                bookkeeping_threads, 0, &end, sizeof(end)};
+                                bookkeeping_threads, 0, &end, sizeof(end), -1, /*waits_for_previous=*/true};
   if (!run_graph_) run_graph_ = std::make_unique<RunGraph>(start_, stop_, summary_done_);
   run_graph_->launch(start_launch, scheduler, end_launch, stream_);
   start_queued();

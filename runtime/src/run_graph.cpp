@@ -67,10 +67,9 @@ void RunGraph::update(Node& node, const KernelLaunch& launch) {
 
 // start -> record(start) -> scheduler -> record(stop) -> end -> record(done): the events in the
 // chain, so the run's clock spans the scheduler's kernel alone, as for stream launches. A
-// scheduler that waits for the start kernel itself (`waits_for_previous`) hangs off the start
-// kernel by an early-launch edge instead, beside the start event: its blocks are launched
-// while the start kernel runs and wait on the device for its end, not for the graph to launch
-// the next node.
+// kernel that waits for the one before it itself (`waits_for_previous`) hangs off that kernel
+// by an early-launch edge instead, beside its event: its blocks are launched while the kernel
+// before runs and wait on the device for its end, not for the graph to launch the next node.
 void RunGraph::build(const KernelLaunch& start, const KernelLaunch& scheduler, const KernelLaunch& end) {
   if (exec_) APIARY_CUDA_CHECK(cudaGraphExecDestroy(exec_));
   if (graph_) APIARY_CUDA_CHECK(cudaGraphDestroy(graph_));
@@ -90,17 +89,17 @@ void RunGraph::build(const KernelLaunch& start, const KernelLaunch& scheduler, c
     node.remember(launch);
     return node.node;
   };
+  // `node` after `kernel` (an early-launch edge) or after `recorded`, the event behind it.
+  auto add_after = [&](Node& node, const KernelLaunch& launch, cudaGraphNode_t kernel, cudaGraphNode_t recorded) {
+    if (!launch.waits_for_previous) return add(node, launch, recorded);
+    const cudaGraphNode_t added = add(node, launch, nullptr);
+    add_early_launch_edge(graph_, kernel, added);
+    return added;
+  };
   const cudaGraphNode_t first = add(start_node_, start, nullptr);
-  const cudaGraphNode_t started = add_event_node(graph_, start_, first);
-  cudaGraphNode_t last = nullptr;
-  if (scheduler.waits_for_previous) {
-    last = add(scheduler_node_, scheduler, nullptr);
-    add_early_launch_edge(graph_, first, last);
-  } else {
-    last = add(scheduler_node_, scheduler, started);
-  }
-  last = add_event_node(graph_, stop_, last);
-  last = add(end_node_, end, last);
+  const cudaGraphNode_t running =
+      add_after(scheduler_node_, scheduler, first, add_event_node(graph_, start_, first));
+  const cudaGraphNode_t last = add_after(end_node_, end, running, add_event_node(graph_, stop_, running));
   add_event_node(graph_, done_, last);
   APIARY_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
 }

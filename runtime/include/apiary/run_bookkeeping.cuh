@@ -90,6 +90,9 @@ __global__ void __launch_bounds__(bookkeeping_threads) start_run_kernel(const __
 // every block a share, added to the summary once per block.
 template <int = 0>
 __global__ void __launch_bounds__(bookkeeping_threads) summarize_run_kernel(const __grid_constant__ RunEnd e) {
+  // Launched early behind the scheduler's kernel (run_graph.hpp): what it leaves must be
+  // complete and visible before this kernel reads it (a no-op otherwise).
+  cudaGridDependencySynchronize();
   __shared__ std::uint32_t unresolved;
   __shared__ std::uint32_t parked[max_queues];
   if (threadIdx.x == 0) unresolved = 0;
