@@ -8,10 +8,6 @@ namespace apiary {
 
 namespace {
 
-cudaKernelNodeParams node_params(const KernelLaunch& l, void** args) {
-  return kernel_node_params(l.kernel, l.grid, l.threads, l.shared, args);
-}
-
 bool same_kernel(const KernelLaunch& a, const KernelLaunch& b) {
   return a.kernel == b.kernel && a.carveout == b.carveout && a.arg_bytes == b.arg_bytes &&
          a.waits_for_previous == b.waits_for_previous;
@@ -60,8 +56,7 @@ void RunGraph::launch(const KernelLaunch& start, const KernelLaunch& scheduler, 
 void RunGraph::update(Node& node, const KernelLaunch& launch) {
   if (node.holds(launch)) return;
   void* args[] = {const_cast<void*>(launch.args)};
-  const cudaKernelNodeParams p = node_params(launch, args);
-  APIARY_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec_, node.node, &p));
+  set_kernel_node(exec_, node.node, launch.kernel, launch.grid, launch.threads, launch.shared, args);
   node.remember(launch);
 }
 
@@ -78,8 +73,8 @@ void RunGraph::build(const KernelLaunch& start, const KernelLaunch& scheduler, c
   APIARY_CUDA_CHECK(cudaGraphCreate(&graph_, 0));
   auto add = [&](Node& node, const KernelLaunch& launch, cudaGraphNode_t after) {
     void* args[] = {const_cast<void*>(launch.args)};
-    const cudaKernelNodeParams p = node_params(launch, args);
-    APIARY_CUDA_CHECK(cudaGraphAddKernelNode(&node.node, graph_, after ? &after : nullptr, after ? 1 : 0, &p));
+    node.node = add_kernel_node(graph_, launch.kernel, launch.grid, launch.threads, launch.shared, args,
+                                after ? &after : nullptr, after ? 1 : 0);
     if (launch.carveout >= 0) {
       cudaKernelNodeAttrValue value{};
       value.sharedMemCarveout = static_cast<unsigned>(launch.carveout);

@@ -103,8 +103,8 @@ __global__ void megakernel_entry(const __grid_constant__ MegakernelParams params
   // Launched early behind the run's start kernel (run_graph.hpp): its reset of the run state,
   // the queue counters and the pool must be complete and visible before any of them is read.
   cudaGridDependencySynchronize();
-  // And the run's end kernel, launched early behind it, may start its blocks now: they wait
-  // for this grid's end (a block's share of the device it takes only where this grid left room).
+  // The run's end kernel, launched early behind this grid, may start its blocks now: they take
+  // only the room this grid leaves and wait for its end.
   cudaTriggerProgrammaticLaunchCompletion();
   if (threadIdx.x == 0) {
     rotor = blockIdx.x % g.table.num_queues;
