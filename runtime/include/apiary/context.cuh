@@ -289,6 +289,7 @@ class Context {
     unsigned long long first = 0;
     int reserved = 1;
     if (lane == leader) {
+      if (q == queue_) handoff_->note_own_queue_spawn();
       g_->controller().add_pending(q, count);
       std::uint64_t f = 0;
       reserved = queue.reserve(count, f) ? 1 : 0;

@@ -94,6 +94,12 @@ struct Handoff {
   std::uint32_t uncounted_queue;  // hops whose executed count is not yet added, and their queue
   std::uint32_t uncounted;
   std::uint32_t chained;    // the worker runs the task here next (take_local_hop's answer)
+  // Per-queue workers (drain_queue, timesliced.cuh): whether the block looks at its queue
+  // again after this batch. Thread 0 clears it when its claim took every pending task of the
+  // run; a task that enqueues to its own queue sets it (Context::enqueue). In shared memory,
+  // not a register of thread 0's loop: kept there (with the claim's verdict), the workers took
+  // 2-12 more registers.
+  std::uint32_t look_again;
   alignas(8) std::byte item[Bytes];
 
   // Before the first batch (shared memory starts undefined).
@@ -109,6 +115,7 @@ struct Handoff {
     unchecked = 0;
     uncounted = 0;
     chained = 0;
+    look_again = 1;
   }
 
   // One thread: claims the slot for a task of queue q. False if q is not accepted or another
@@ -175,6 +182,13 @@ struct Handoff {
     waits_on = nullptr;
     gate.word = nullptr;
   }
+
+  // A thread whose task enqueued a task to the running task's own queue (see look_again).
+  APIARY_HD void note_own_queue_spawn() { detail::block_store(look_again, 1u); }
+  // Thread 0: after its claim (sole: the claim took every pending task), and after a block
+  // barrier that ended a batch.
+  APIARY_HD void set_look_again(bool again) { detail::block_store(look_again, again ? 1u : 0u); }
+  APIARY_HD bool looks_again() const { return detail::block_load(look_again) != 0; }
 
   // The task that ran the handed-off item read it: the slot may take the next one.
   APIARY_HD void clear() { detail::block_store(taken, 0u); }

@@ -1481,6 +1481,53 @@ TEST_CASE("a wave spawned into the running queue after most blocks left gets a l
   if (scheduler == Scheduler::timesliced || scheduler == Scheduler::timesliced_graph) REQUIRE(report.launches >= 2);
 }
 
+// A root that spawns a few children into its own queue with plain spawns (through the queue,
+// not the hand-off slot). Under the timesliced schedulers the block that ran the root claimed
+// every pending task, so it leaves without another look at its queue unless a task it ran put
+// one there (drain_queue, timesliced.cuh): here one did, so the children run in the root's round.
+struct SproutJob {
+  std::uint32_t* ran;
+  std::uint32_t children, level, index;
+};
+struct Sprout {
+  using Item = SproutJob;
+  static constexpr unsigned threads = 32;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Sprout";
+  template <class Ctx>
+  __device__ void operator()(Worker w, const Item& it, Ctx& ctx) const {
+    if (it.level == 1) {
+      if (w.rank() == 0) atomicAdd(&it.ran[it.index], 1u);
+      return;
+    }
+    if (w.rank() < it.children) ctx.template spawn<Sprout>(SproutJob{it.ran, it.children, 1, w.rank()});
+  }
+};
+using SproutGraph = PhaseQueue<Phaseless<Sprout>>;
+
+TEST_CASE("a block that claimed every pending task still runs what its tasks put into its queue, in the same round",
+          "[gpu][timesliced][device_controller]") {
+  const Scheduler scheduler = each_scheduler();
+  std::mt19937 rng(Catch::rngSeed());
+  const std::uint32_t children = std::uniform_int_distribution<std::uint32_t>(1, 4)(rng);
+  DeviceBuffer<std::uint32_t> ran(children);
+  for (int run = 0; run < 3; ++run) {
+    upload(ran, std::vector<std::uint32_t>(children, 0));
+    Runtime<SproutGraph> rt{Config{}};
+    rt.seed<Sprout>(std::vector<SproutJob>{SproutJob{ran.get(), children, 0, 0}});
+    const Report report = rt.run(scheduler);
+    INFO(report.format() << "children " << children);
+    REQUIRE(report.ok());
+    REQUIRE(report.executed("Sprout") == 1 + children);
+    REQUIRE(download(ran) == std::vector<std::uint32_t>(children, 1));
+    // One block's slots hold the children, so the root's block runs them: one round, one launch.
+    if (scheduler == Scheduler::timesliced || scheduler == Scheduler::timesliced_graph) {
+      REQUIRE(report.rounds == 1);
+      REQUIRE(report.launches == 1);
+    }
+  }
+}
+
 TEST_CASE("a task handed off when the run stops is left in its queue, not lost", "[gpu][handoff][stop]") {
   const Scheduler scheduler = each_scheduler();
   const std::uint32_t links = 1000, stop_at = 500;

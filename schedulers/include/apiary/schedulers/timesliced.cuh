@@ -121,15 +121,26 @@ __device__ inline bool leave_to_next_launch(const BlockLayout& layout, std::uint
 // blocks may poll it for more (linger_on_empty_queue). What says so is loaded with the
 // counters too: as a load of its own on the way out, the cyclic ping-pong's round (a phase
 // change per task) took 1.052x fcaff27's time; loaded here, 1.027x (H200).
+// `*sole`: the block's first claim took every task pending in the run (the run's pending
+// count, loaded with the counters, equals the batch), so once it finished, only a task it put
+// into this queue can be there (drain_queue). Not for `Regrown` (the spinning controller's
+// workers): there it cost the empty-task worker 4-6 registers, and their blocks may linger on
+// an empty queue.
 template <bool Regrown>
 __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockLayout& layout, std::uint32_t q,
                                               bool ran_before, QueueLaunch launch, const Regrowth* regrowth,
-                                              bool* may_linger) {
+                                              bool* may_linger, bool* sole) {
   Batch batch;
   const PhaseController pc = g.controller();
   // Loaded before the run's words, so that all arrive in one memory round trip.
   const std::int64_t available = g.queues[q].available_hint();
   const std::uint32_t live = load_relaxed(g.state->live_blocks[q]);
+  // Only at the block's first look: after a batch, this thread's own decrement of the count
+  // (PhaseController::finish) would hold the load back by a round trip (chains through the
+  // queue took up to 1.037x as long, H200).
+  [[maybe_unused]] std::uint64_t pending = 0;
+  if constexpr (!Regrown)
+    if (!ran_before) pending = load_relaxed(g.state->pending_total.value);
   const std::uint32_t sharing = Regrown ? regrowth->max_blocks : launch.blocks;
   [[maybe_unused]] bool lingers = false;
   if constexpr (Regrown) lingers = (regrowth->lingering_queues >> q) & 1u;
@@ -141,6 +152,7 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
   batch.queue = q;
   batch.count = g.queues[q].claim(batch_size(layout, q, available, sharing), available, batch.first);
   batch.stop = batch.count == 0;
+  if constexpr (!Regrown) *sole = !ran_before && batch.count != 0 && pending == batch.count;
   if constexpr (Regrown) *may_linger = batch.stop && lingers;
   // The phase looked at above, not read again after the claim: no phase changes while a block
   // of a per-queue worker kernel runs (the timesliced control step runs between rounds, after
@@ -177,6 +189,13 @@ __device__ inline bool linger_on_empty_queue(const DeviceGraph& g, const Regrowt
 
 // A block of a per-queue worker kernel (timesliced, and the device controller's workers):
 // runs batches of queue q, each task this block handed off first, until the queue is drained.
+// A block whose first claim took every pending task of the run (next_timesliced_batch's
+// `sole`) leaves after those tasks (and the ones they handed off) without looking at the queue
+// again, unless one of them put a task into it (Handoff::look_again): nothing else was
+// pending, so nothing else can have filled it. That look is a memory round trip at the end of
+// every round of a run whose rounds hold one batch (a phase change per task: the ping-pong).
+// The look's pending count may be stale: then a task may wait for the next round, which only
+// the timing shows. Timesliced rounds and waves only (not `Regrown`).
 // `launch`: the blocks the round gave queue q (gridDim.x where the grid was sized for it).
 // `Regrown`: see next_timesliced_batch; a block may then poll an empty queue for a while
 // (linger_on_empty_queue), running empty batches (count 0, not stop) meanwhile.
@@ -203,8 +222,16 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
   for (;;) {
     if (threadIdx.x == 0) {
       bool may_linger = false;
-      if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch))
-        batch = next_timesliced_batch<Regrown>(g, layout, q, ran_before, launch, regrowth, &may_linger);
+      if (!next_handed_off(g.queues, g.controller(), handoff, batch, batch)) {
+        if (Regrown || handoff.looks_again()) {
+          bool sole = false;
+          batch = next_timesliced_batch<Regrown>(g, layout, q, ran_before, launch, regrowth, &may_linger, &sole);
+          if constexpr (!Regrown) handoff.set_look_again(!sole);
+        } else {
+          batch = Batch{};
+          batch.stop = true;
+        }
+      }
       if constexpr (Regrown) {
         if (may_linger && linger_on_empty_queue(g, *regrowth, empty_since)) batch.stop = false;
         else empty_since = 0;
