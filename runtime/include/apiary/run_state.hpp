@@ -183,8 +183,11 @@ struct PhaseController {
   // least as new as the phase it names); then the phase change (advance_live). A run that may
   // be over (nothing pending, no more host input) is decided on ordered reads, as the
   // rarest and least forgiving step.
+  // `*advanced_to`, where given: the phase word after the step's phase change, if it saw one
+  // (its own, or the one a competing change wrote); left as is otherwise. A hint: the caller
+  // may look for work in that phase at once, and confirms the phase after a claim.
   template <class ParkedCount>
-  APIARY_HD bool on_idle(ParkedCount&& parked) const {
+  APIARY_HD bool on_idle(ParkedCount&& parked, std::uint64_t* advanced_to = nullptr) const {
     const std::uint32_t status_word = load_relaxed(state->status);
     const std::uint32_t error_code = load_relaxed(state->error.code);
     const std::uint64_t total = load_relaxed(state->pending_total.value);
@@ -195,7 +198,8 @@ struct PhaseController {
       if (open != 0) return true;  // the host may still inject work: nothing to decide yet
       return idle_step(LiveReads<ParkedCount>{this, parked});
     }
-    advance_live(phase_word);
+    const std::uint64_t after = advance_live(phase_word);
+    if (advanced_to != nullptr && after != phase_word) *advanced_to = after;
     return true;
   }
 
@@ -220,10 +224,12 @@ struct PhaseController {
   // only while it is current, so it cannot have dropped since the phase word was written. A
   // zero may be stale (a spawn the current phase's last batch published with its decrement),
   // so a step that would skip a phase, or finds no next phase, decides on ordered reads.
-  APIARY_HD void advance_live(std::uint64_t seen_word) const {
+  // Returns the phase word after the step: `seen_word` if it changed nothing, the new word if
+  // it advanced, or the word a competing change wrote (its exchange failed).
+  APIARY_HD std::uint64_t advance_live(std::uint64_t seen_word) const {
     const std::uint32_t n = table->num_phases;
-    if (n == 0 || PhaseWord::stopped(seen_word)) return;
-    if (table->phaseless.size() != 0 && load_acquire(pending(0)) != 0) return;
+    if (n == 0 || PhaseWord::stopped(seen_word)) return seen_word;
+    if (table->phaseless.size() != 0 && load_acquire(pending(0)) != 0) return seen_word;
     const PhaseWord seen = PhaseWord::unpack(seen_word);
     const std::int32_t next = seen.phase == no_phase                     ? no_phase
                               : std::uint32_t(seen.phase) + 1 < n        ? seen.phase + 1
@@ -231,15 +237,16 @@ struct PhaseController {
                                                                          : no_phase;
     if (next != no_phase) {
       const std::uint64_t next_count = load_relaxed(pending(std::uint32_t(next) + 1));
-      if (load_acquire(pending(std::uint32_t(seen.phase) + 1)) != 0) return;
+      if (load_acquire(pending(std::uint32_t(seen.phase) + 1)) != 0) return seen_word;
       if (next_count != 0) {
+        const std::uint64_t wanted = PhaseWord{next, seen.epoch + 1}.pack();
         std::uint64_t expected = seen_word;
-        DeviceAtomic<std::uint64_t>(state->phase_word)
-            .compare_exchange_strong(expected, PhaseWord{next, seen.epoch + 1}.pack(), mo::acq_rel, mo::relaxed);
-        return;
+        const bool advanced = DeviceAtomic<std::uint64_t>(state->phase_word)
+                                  .compare_exchange_strong(expected, wanted, mo::acq_rel, mo::relaxed);
+        return advanced ? wanted : expected;
       }
     }
-    advance_from(seen_word, [&](std::uint32_t slot) { return load_acquire(pending(slot)) != 0; });
+    return advance_from(seen_word, [&](std::uint32_t slot) { return load_acquire(pending(slot)) != 0; });
   }
 
   // The first phase after `from` (wrapping if cyclic) with pending tasks, or no_phase.

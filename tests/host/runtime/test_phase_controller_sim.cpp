@@ -222,6 +222,7 @@ struct Sim {
     local = handoff || hold ? &slot : nullptr;
     std::array<std::uint64_t, max_batch * (queue_stride(sizeof(Item)) + 8) / 8> scratch{};  // settle_stale's
     Batch b;
+    std::uint64_t phase_hint = 0;  // as the megakernel's next_batch keeps it
     for (;;) {
       // next_handed_off also polls a held join's dependency (as the megakernel's loop does).
       if (!next_handed_off(views.data(), pc, slot, b, b)) {
@@ -229,7 +230,7 @@ struct Sim {
             views.data(), pc, rotor, [](std::uint32_t, std::int64_t available) {
               return static_cast<std::uint32_t>(available < max_batch ? available : max_batch);
             },
-            [&] { return ws.view.parked_hint(); });
+            [&] { return ws.view.parked_hint(); }, &phase_hint);
         if (b.stale) {  // as the megakernel's next_batch settles it
           auto* room = reinterpret_cast<std::byte*>(scratch.data());
           if (cyclic) settle_stale<true>(views.data(), pc, b, room);
@@ -244,7 +245,7 @@ struct Sim {
         return;
       }
       if (b.count == 0) {
-        std::this_thread::yield();
+        if (phase_hint == 0) std::this_thread::yield();
         continue;
       }
       // As a block stages its batch (block_runner.cuh): every task leaves its queue slot

@@ -77,11 +77,22 @@ APIARY_HD inline bool check_phase(const PhaseController& pc, PhaseWord seen, Bat
 // without stop: nothing to run this time. A stale batch must not run: the caller settles it
 // (settle_stale; not in here, where the scan's registers are live: inlined here, it cost the
 // megakernel of a phaseless graph 8 registers, 40 -> 48).
+// `phase_hint`, where given: non-zero after a pick whose idle step saw the phase change (the
+// new phase word, PhaseController::on_idle). The next pick then scans that phase without its
+// look (the step read the status just before), and the caller need not back off first: two
+// memory round trips and a sleep less on the path of every phase change. A hint only: the
+// claim confirms the phase (check_phase). The pick consumes it.
 template <class MaxItems, class ParkedCount>
 APIARY_HD Batch pick_batch(const QueueView* queues, const PhaseController& pc, std::uint32_t& rotor,
-                           MaxItems&& max_items, ParkedCount&& parked) {
+                           MaxItems&& max_items, ParkedCount&& parked, std::uint64_t* phase_hint = nullptr) {
   Batch batch;
-  const PhaseController::Look look = pc.look();
+  PhaseController::Look look;
+  if (phase_hint != nullptr && *phase_hint != 0) {
+    look = {true, PhaseWord::unpack(*phase_hint)};
+    *phase_hint = 0;
+  } else {
+    look = pc.look();
+  }
   if (!look.running) {
     batch.stop = true;
     return batch;
@@ -108,7 +119,7 @@ APIARY_HD Batch pick_batch(const QueueView* queues, const PhaseController& pc, s
     batch.stale = !check_phase(pc, look.phase, batch);
     return batch;
   }
-  if (!pc.on_idle(parked)) batch.stop = true;
+  if (!pc.on_idle(parked, phase_hint)) batch.stop = true;
   return batch;
 }
 
