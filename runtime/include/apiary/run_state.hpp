@@ -184,8 +184,10 @@ struct PhaseController {
   // be over (nothing pending, no more host input) is decided on ordered reads, as the
   // rarest and least forgiving step.
   // `*advanced_to`, where given: the phase word after the step's phase change, if it saw one
-  // (its own, or the one a competing change wrote); left as is otherwise. A hint: the caller
-  // may look for work in that phase at once, and confirms the phase after a claim.
+  // (its own, or the one a competing change wrote) and the run was not stopped meanwhile (a
+  // word with the stop mark is no hint: the caller's next look sees the stop); left as is
+  // otherwise. A hint: the caller may look for work in that phase at once, and confirms the
+  // phase after a claim.
   template <class ParkedCount>
   APIARY_HD bool on_idle(ParkedCount&& parked, std::uint64_t* advanced_to = nullptr) const {
     const std::uint32_t status_word = load_relaxed(state->status);
@@ -199,7 +201,7 @@ struct PhaseController {
       return idle_step(LiveReads<ParkedCount>{this, parked});
     }
     const std::uint64_t after = advance_live(phase_word);
-    if (advanced_to != nullptr && after != phase_word) *advanced_to = after;
+    if (advanced_to != nullptr && after != phase_word && !PhaseWord::stopped(after)) *advanced_to = after;
     return true;
   }
 
