@@ -136,6 +136,41 @@ TEST_CASE("phase controller: on_idle moves to the next phase in order, skips emp
   REQUIRE(pc.status() == RunStatus::finished);
 }
 
+TEST_CASE("phase controller: on_idle hands its caller the phase word it saw begin, never a stopped one", "[phases]") {
+  PhaseTable t({layout("P", -1), layout("A", 0), layout("B", 1), layout("C", 2)}, true);
+  const PhaseTableView view = t.view();
+  RunState state{};
+  PhaseController pc{&state, &view};
+  auto idle = [&](std::uint64_t& hint) { return pc.on_idle([] { return 0; }, &hint); };
+  state.phase_word = PhaseWord{0, 7}.pack();
+  state.pending_total.value = 2;
+  state.pending[1].value = 1;  // phase 0 still has a task: no change, no hint
+  state.pending[2].value = 1;
+  std::uint64_t hint = 0;
+  REQUIRE(idle(hint));
+  REQUIRE(hint == 0);
+  state.pending[1].value = 0;  // phase 1 begins: the hint is its word
+  state.pending_total.value = 1;
+  REQUIRE(idle(hint));
+  REQUIRE(hint == PhaseWord{1, 8}.pack());
+  REQUIRE(hint == load_relaxed(state.phase_word));
+  // A step that read an older word loses its exchange to the change above: it returns the
+  // word that change wrote.
+  REQUIRE(pc.advance_live(PhaseWord{0, 7}.pack()) == PhaseWord{1, 8}.pack());
+  // A step whose exchange fails on a stop returns the marked word, which on_idle never hands
+  // on; a step that reads a marked word changes nothing.
+  const std::uint64_t before = load_relaxed(state.phase_word);
+  state.pending[2].value = 0;
+  state.pending[3].value = 1;
+  state.pending_total.value = 1;
+  pc.stop();
+  REQUIRE(PhaseWord::stopped(pc.advance_live(before)));
+  hint = 0;
+  REQUIRE_FALSE(idle(hint));  // the stop ends the run for the caller
+  REQUIRE(hint == 0);
+  REQUIRE(pc.current().phase == 1);
+}
+
 TEST_CASE("phase controller: on_idle in the last phase of an acyclic graph reports work left in an earlier one",
           "[phases]") {
   PhaseTable t({layout("A", 0), layout("B", 1)}, false);
