@@ -185,9 +185,10 @@ struct Handoff {
 
   // A thread whose task enqueued a task to the running task's own queue (see look_again).
   APIARY_HD void note_own_queue_spawn() { detail::block_store(look_again, 1u); }
-  // Thread 0: after its claim (sole: the claim took every pending task), and after a block
-  // barrier that ended a batch.
-  APIARY_HD void set_look_again(bool again) { detail::block_store(look_again, again ? 1u : 0u); }
+  // Thread 0, after a claim that took every pending task of the run (the block's first; the
+  // flag is set from reset() until then, and only a later own-queue spawn sets it again, so a
+  // claim that was not sole has nothing to store).
+  APIARY_HD void skip_next_look() { detail::block_store(look_again, 0u); }
   APIARY_HD bool looks_again() const { return detail::block_load(look_again) != 0; }
 
   // The task that ran the handed-off item read it: the slot may take the next one.

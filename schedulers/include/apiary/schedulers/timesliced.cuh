@@ -152,7 +152,8 @@ __device__ inline Batch next_timesliced_batch(const DeviceGraph& g, const BlockL
   batch.queue = q;
   batch.count = g.queues[q].claim(batch_size(layout, q, available, sharing), available, batch.first);
   batch.stop = batch.count == 0;
-  if constexpr (!Regrown) *sole = !ran_before && batch.count != 0 && pending == batch.count;
+  // (After a batch `pending` stays 0, so a later claim, which takes at least one task, is never sole.)
+  if constexpr (!Regrown) *sole = batch.count != 0 && pending == batch.count;
   if constexpr (Regrown) *may_linger = batch.stop && lingers;
   // The phase looked at above, not read again after the claim: no phase changes while a block
   // of a per-queue worker kernel runs (the timesliced control step runs between rounds, after
@@ -226,7 +227,8 @@ __device__ void drain_queue(const DeviceGraph& g, const BlockLayout& layout, std
         if (Regrown || handoff.looks_again()) {
           bool sole = false;
           batch = next_timesliced_batch<Regrown>(g, layout, q, ran_before, launch, regrowth, &may_linger, &sole);
-          if constexpr (!Regrown) handoff.set_look_again(!sole);
+          if constexpr (!Regrown)
+            if (sole) handoff.skip_next_look();
         } else {
           batch = Batch{};
           batch.stop = true;
