@@ -655,6 +655,78 @@ TEST_CASE("dependencies release each waiter once, after all resolutions, in eith
   REQUIRE(check.ok);
 }
 
+// The same race with producers that resolve several dependencies behind one fence
+// (ctx.resolve_after_fence), so that one series of resolutions releases several waiters: the
+// slot of each released task is read after the caller's fence and freed behind one of its
+// own before the series goes on.
+struct SeriesJob {
+  std::uint32_t deps[4];    // may name a dependency twice: two resolutions
+  std::uint32_t count;
+  std::uint32_t* resolved;  // resolutions done per dependency
+};
+struct SeriesProducer {
+  using Item = SeriesJob;
+  static constexpr unsigned threads = 1;
+  static constexpr unsigned shared_bytes = 0;
+  static constexpr const char* name = "Producer";
+  template <class Ctx>
+  __device__ void operator()(Worker, const Item& job, Ctx& ctx) const {
+    for (std::uint32_t i = 0; i < job.count; ++i)
+      cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(job.resolved[job.deps[i]])
+          .fetch_add(1, cuda::std::memory_order_relaxed);
+    __threadfence();
+    for (std::uint32_t i = 0; i < job.count; ++i) ctx.resolve_after_fence(ctx.dependency(job.deps[i]));
+  }
+};
+using SeriesDepGraph = PhaseQueue<Phaseless<SeriesProducer, Owner, Waiter>>;
+
+TEST_CASE("resolutions behind one fence release each waiter once, after all resolutions, run after run",
+          "[gpu][dependency]") {
+  const Scheduler scheduler = each_scheduler();
+  const std::uint32_t n = 40000, fan_in = 6;
+  DeviceBuffer<std::uint32_t> resolved(n), released(n), early(1);
+  Config config;
+  config.dependency_capacity = n;
+  config.waiting_storage_capacity = n;
+  config.trace = true;
+  config.trace_event_capacity = 16ull * n;
+  Runtime<SeriesDepGraph> rt{config};
+  std::mt19937 rng(Catch::rngSeed());
+  for (int run = 0; run < 2; ++run) {  // the second run reuses the slots the first freed
+    APIARY_CUDA_CHECK(cudaMemset(resolved.get(), 0, resolved.bytes()));
+    APIARY_CUDA_CHECK(cudaMemset(released.get(), 0, released.bytes()));
+    APIARY_CUDA_CHECK(cudaMemset(early.get(), 0, early.bytes()));
+    std::vector<DepJob> owners(n);
+    std::vector<std::uint32_t> resolutions;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      owners[i] = DepJob{i, fan_in, resolved.get(), released.get(), early.get()};
+      resolutions.insert(resolutions.end(), fan_in, i);
+    }
+    std::shuffle(resolutions.begin(), resolutions.end(), rng);
+    std::vector<SeriesJob> producers;
+    std::uniform_int_distribution<std::uint32_t> length(1, 4);
+    for (std::size_t next = 0; next < resolutions.size();) {
+      SeriesJob job{{}, 0, resolved.get()};
+      const std::uint32_t want = length(rng);
+      while (job.count < want && next < resolutions.size()) job.deps[job.count++] = resolutions[next++];
+      producers.push_back(job);
+    }
+    rt.seed<Owner>(owners);  // most waiters park before their last resolution: series release
+    rt.seed<SeriesProducer>(producers);
+    const Report report = rt.run(scheduler);
+    INFO(report.format());
+    REQUIRE(report.ok());
+    REQUIRE(report.executed("Waiter") == n);
+    REQUIRE(report.parked == 0);
+    REQUIRE(report.unresolved_dependencies == 0);
+    REQUIRE(download(early)[0] == 0);
+    REQUIRE(download(released) == std::vector<std::uint32_t>(n, 1));
+    const TraceCheckResult check = check_trace(rt.trace());
+    INFO(format(check));
+    REQUIRE(check.ok);
+  }
+}
+
 // The same race with the waiters as continuations (ctx.spawn_next_when): under the megakernel
 // an owner's waiter may wait in the owner's block (its hand-off slot) instead of the waiting
 // storage; every scheduler must still release each exactly once, after all its resolutions.
