@@ -207,16 +207,16 @@ class Context {
 
   // The same, for a thread that issued __threadfence() after the work `dep` guards and before
   // this call: a thread resolving many dependencies fences once instead of once per atomic.
-  // The slot of a task this thread released in this task (by an earlier call of the series,
-  // or by resolve) was read after the caller's fence, so it is freed behind a fence of its
-  // own (its reads before any reuse, as release requires); a series pays that only where a
-  // call follows a release. A slot carried over from the thread's previous task was read
-  // before the fence.
+  // A slot this thread holds unfreed may have been read after the caller's fence (released
+  // by an earlier call of the series, or by resolve), so it is freed behind a fence of its own
+  // (its reads before any reuse, as release requires): a series pays that only where a call
+  // follows a release, or the thread's previous task left a slot. (Telling those apart takes
+  // a flag in every task's context, stored at each release.)
   __device__ void resolve_after_fence(Dependency& dep) const {
     const std::uint64_t id = dependency_id(dep);
     record(DependencyEventKind::resolve, id, 0, no_task);
     if (&dep == held_) return supply_held();
-    if (released_in_task_ && unfreed_slot_ != no_slot) release_only_fence();
+    if (CarriesUnfreedSlot && unfreed_slot_ != no_slot) release_only_fence();
     free_unfreed_slot_after_fence();
     apiary::resolve_after_fence(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); });
   }
@@ -323,7 +323,6 @@ class Context {
     if constexpr (CarriesUnfreedSlot) {
       q = g_->waiting.read(slot, buffer, max_item_bytes);
       unfreed_slot_ = slot;
-      released_in_task_ = true;
     } else {
       q = g_->waiting.extract(slot, buffer, max_item_bytes);
     }
@@ -357,8 +356,6 @@ class Context {
   mutable Dependency* held_ = nullptr;  // the dependency this thread's task held its continuation on
   mutable std::int32_t held_needs_ = 0;  // the resolutions of held_ still to come (n less this task's)
   mutable std::uint32_t unfreed_slot_;   // the waiting-storage slot released last, read, not yet freed
-  // This thread released a parked task in this task, whose slot it read (resolve_after_fence).
-  mutable bool released_in_task_ = false;
 };
 
 }  // namespace apiary
