@@ -624,26 +624,21 @@ struct Producer {
 };
 using DepGraph = PhaseQueue<Phaseless<Producer, Owner, Waiter>>;
 
-TEST_CASE("dependencies release each waiter once, after all resolutions, in either order", "[gpu][dependency]") {
-  const Scheduler scheduler = each_scheduler();
-  const std::uint32_t n = 50000, fan_in = 6;
-  DeviceBuffer<std::uint32_t> resolved(n), released(n), early(1);
+// A traced runtime with room for n dependencies and n parked waiters.
+Config dependency_test_config(std::uint32_t n) {
   Config config;
   config.dependency_capacity = n;
   config.waiting_storage_capacity = n;
   config.trace = true;
   config.trace_event_capacity = 16ull * n;
-  Runtime<DepGraph> rt{config};
-  std::vector<DepJob> owners(n), producers;
-  std::mt19937 rng(Catch::rngSeed());
-  for (std::uint32_t i = 0; i < n; ++i) {
-    owners[i] = DepJob{i, fan_in, resolved.get(), released.get(), early.get()};
-    for (std::uint32_t k = 0; k < fan_in; ++k) producers.push_back(owners[i]);
-  }
-  std::shuffle(producers.begin(), producers.end(), rng);
-  rt.seed<Producer>(producers);  // producers and owners race: many resolutions come first
-  rt.seed<Owner>(owners);
-  const Report report = rt.run(scheduler);
+  return config;
+}
+
+// Every one of the n waiters ran once, none before its last resolution, nothing is left
+// parked or unresolved, and the trace checks.
+template <class Graph>
+void require_waiters_released_once(const Report& report, const Runtime<Graph>& rt, std::uint32_t n,
+                                   const DeviceBuffer<std::uint32_t>& released, const DeviceBuffer<std::uint32_t>& early) {
   INFO(report.format());
   REQUIRE(report.executed("Waiter") == n);
   REQUIRE(report.parked == 0);
@@ -653,6 +648,23 @@ TEST_CASE("dependencies release each waiter once, after all resolutions, in eith
   const TraceCheckResult check = check_trace(rt.trace());
   INFO(format(check));
   REQUIRE(check.ok);
+}
+
+TEST_CASE("dependencies release each waiter once, after all resolutions, in either order", "[gpu][dependency]") {
+  const Scheduler scheduler = each_scheduler();
+  const std::uint32_t n = 50000, fan_in = 6;
+  DeviceBuffer<std::uint32_t> resolved(n), released(n), early(1);
+  Runtime<DepGraph> rt{dependency_test_config(n)};
+  std::vector<DepJob> owners(n), producers;
+  std::mt19937 rng(Catch::rngSeed());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    owners[i] = DepJob{i, fan_in, resolved.get(), released.get(), early.get()};
+    for (std::uint32_t k = 0; k < fan_in; ++k) producers.push_back(owners[i]);
+  }
+  std::shuffle(producers.begin(), producers.end(), rng);
+  rt.seed<Producer>(producers);  // producers and owners race: many resolutions come first
+  rt.seed<Owner>(owners);
+  require_waiters_released_once(rt.run(scheduler), rt, n, released, early);
 }
 
 // The same race with producers that resolve several dependencies behind one fence
@@ -685,12 +697,7 @@ TEST_CASE("resolutions behind one fence release each waiter once, after all reso
   const Scheduler scheduler = each_scheduler();
   const std::uint32_t n = 40000, fan_in = 6;
   DeviceBuffer<std::uint32_t> resolved(n), released(n), early(1);
-  Config config;
-  config.dependency_capacity = n;
-  config.waiting_storage_capacity = n;
-  config.trace = true;
-  config.trace_event_capacity = 16ull * n;
-  Runtime<SeriesDepGraph> rt{config};
+  Runtime<SeriesDepGraph> rt{dependency_test_config(n)};
   std::mt19937 rng(Catch::rngSeed());
   for (int run = 0; run < 2; ++run) {  // the second run reuses the slots the first freed
     APIARY_CUDA_CHECK(cudaMemset(resolved.get(), 0, resolved.bytes()));
@@ -714,16 +721,8 @@ TEST_CASE("resolutions behind one fence release each waiter once, after all reso
     rt.seed<Owner>(owners);  // most waiters park before their last resolution: series release
     rt.seed<SeriesProducer>(producers);
     const Report report = rt.run(scheduler);
-    INFO(report.format());
     REQUIRE(report.ok());
-    REQUIRE(report.executed("Waiter") == n);
-    REQUIRE(report.parked == 0);
-    REQUIRE(report.unresolved_dependencies == 0);
-    REQUIRE(download(early)[0] == 0);
-    REQUIRE(download(released) == std::vector<std::uint32_t>(n, 1));
-    const TraceCheckResult check = check_trace(rt.trace());
-    INFO(format(check));
-    REQUIRE(check.ok);
+    require_waiters_released_once(report, rt, n, released, early);
   }
 }
 
@@ -764,12 +763,7 @@ TEST_CASE("held continuations (spawn_next_when) run once, after all resolutions,
   const Scheduler scheduler = each_scheduler();
   const std::uint32_t n = 50000, fan_in = 3;
   DeviceBuffer<std::uint32_t> resolved(n), released(n), early(1), owner_block(n), same_block(1);
-  Config config;
-  config.dependency_capacity = n;
-  config.waiting_storage_capacity = n;
-  config.trace = true;
-  config.trace_event_capacity = 16ull * n;
-  Runtime<HeldDepGraph> rt{config};
+  Runtime<HeldDepGraph> rt{dependency_test_config(n)};
   std::vector<HeldJob> owners(n);
   std::vector<DepJob> producers;
   std::mt19937 rng(Catch::rngSeed());
@@ -782,18 +776,10 @@ TEST_CASE("held continuations (spawn_next_when) run once, after all resolutions,
   rt.seed<HoldingOwner>(owners);  // owners first here: many waits begin before their resolutions
   rt.seed<Producer>(producers);
   const Report report = rt.run(scheduler);
-  INFO(report.format());
   REQUIRE(report.ok());
-  REQUIRE(report.executed("Waiter") == n);
-  REQUIRE(report.parked == 0);
-  REQUIRE(report.unresolved_dependencies == 0);
-  REQUIRE(download(early)[0] == 0);
-  REQUIRE(download(released) == std::vector<std::uint32_t>(n, 1));
+  require_waiters_released_once(report, rt, n, released, early);
   // Under the megakernel some waiters waited in their owner's block (one slot per block).
   if (scheduler == Scheduler::megakernel) REQUIRE(download(same_block)[0] > 0);
-  const TraceCheckResult check = check_trace(rt.trace());
-  INFO(format(check));
-  REQUIRE(check.ok);
 }
 
 // Own holds: a link holds its successor on a fresh dependency and resolves it itself; on odd
