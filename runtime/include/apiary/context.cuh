@@ -209,15 +209,16 @@ class Context {
   // this call: a thread resolving many dependencies fences once instead of once per atomic.
   // A slot this thread holds unfreed may have been read after the caller's fence (released
   // by an earlier call of the series, or by resolve), so it is freed behind a fence of its own
-  // (its reads before any reuse, as release requires): a series pays that only where a call
-  // follows a release, or the thread's previous task left a slot. (Telling those apart takes
-  // a flag in every task's context, stored at each release.)
+  // (free_unfreed_slot): a series pays that only where a call follows a release, or the
+  // thread's previous task left a slot.
   __device__ void resolve_after_fence(Dependency& dep) const {
     const std::uint64_t id = dependency_id(dep);
     record(DependencyEventKind::resolve, id, 0, no_task);
     if (&dep == held_) return supply_held();
-    if (CarriesUnfreedSlot && unfreed_slot_ != no_slot) release_only_fence();
-    free_unfreed_slot_after_fence();
+    if constexpr (CarriesUnfreedSlot) {
+      free_unfreed_slot(*g_, unfreed_slot_);
+      unfreed_slot_ = no_slot;
+    }
     apiary::resolve_after_fence(dep, [&](std::uint32_t slot) { release(slot, id, Route::handoff); });
   }
 

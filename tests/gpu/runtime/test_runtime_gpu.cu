@@ -634,12 +634,13 @@ Config dependency_test_config(std::uint32_t n) {
   return config;
 }
 
-// Every one of the n waiters ran once, none before its last resolution, nothing is left
-// parked or unresolved, and the trace checks.
+// The run ended well, every one of the n waiters ran once, none before its last resolution,
+// nothing is left parked or unresolved, and the trace checks.
 template <class Graph>
 void require_waiters_released_once(const Report& report, const Runtime<Graph>& rt, std::uint32_t n,
                                    const DeviceBuffer<std::uint32_t>& released, const DeviceBuffer<std::uint32_t>& early) {
   INFO(report.format());
+  REQUIRE(report.ok());
   REQUIRE(report.executed("Waiter") == n);
   REQUIRE(report.parked == 0);
   REQUIRE(report.unresolved_dependencies == 0);
@@ -720,9 +721,7 @@ TEST_CASE("resolutions behind one fence release each waiter once, after all reso
     }
     rt.seed<Owner>(owners);  // most waiters park before their last resolution: series release
     rt.seed<SeriesProducer>(producers);
-    const Report report = rt.run(scheduler);
-    REQUIRE(report.ok());
-    require_waiters_released_once(report, rt, n, released, early);
+    require_waiters_released_once(rt.run(scheduler), rt, n, released, early);
   }
 }
 
@@ -775,9 +774,7 @@ TEST_CASE("held continuations (spawn_next_when) run once, after all resolutions,
   std::shuffle(owners.begin(), owners.end(), rng);
   rt.seed<HoldingOwner>(owners);  // owners first here: many waits begin before their resolutions
   rt.seed<Producer>(producers);
-  const Report report = rt.run(scheduler);
-  REQUIRE(report.ok());
-  require_waiters_released_once(report, rt, n, released, early);
+  require_waiters_released_once(rt.run(scheduler), rt, n, released, early);
   // Under the megakernel some waiters waited in their owner's block (one slot per block).
   if (scheduler == Scheduler::megakernel) REQUIRE(download(same_block)[0] > 0);
 }
