@@ -23,8 +23,8 @@ struct TreeParams {
 };
 
 // Bytes at the start of each task's shared memory used by the task itself (dependency indices
-// of owned joins); the config's shared_bytes follow.
-inline constexpr std::uint32_t scratch_bytes = max_joins * sizeof(std::uint32_t);
+// of owned joins and how many resolutions each waits for); the config's shared_bytes follow.
+inline constexpr std::uint32_t scratch_bytes = 2 * max_joins * sizeof(std::uint32_t);
 
 // `flops` floating-point operations shared by the worker's threads (2 per FMA), on values
 // that depend on the task identity so nothing can be folded away.
@@ -35,6 +35,24 @@ __device__ inline float synthetic_work(std::uint64_t id, std::uint32_t flops, st
   for (std::uint32_t i = 0; i < fmas; ++i) a = fmaf(a, b, c);
   return a;
 }
+
+// The threads that expand a task: its first min(size, 32) ranks, which share one warp; in
+// each round every one of them takes one trial of the expansion (nth_trial), so the votes of
+// the warp count what one thread would find by walking all of them.
+struct ExpansionLanes {
+  std::uint32_t count;  // trials per round
+  std::uint32_t mask;   // their lanes in the warp
+  bool mine;            // this thread is one of them
+
+  __device__ explicit ExpansionLanes(Worker w) {
+    count = w.size() < 32u ? w.size() : 32u;
+    mine = w.rank() < count;
+    // A worker of up to 32 threads sits in consecutive lanes from lane - rank (WorkerShape);
+    // a larger one starts at a warp's lane 0.
+    const std::uint32_t base = (threadIdx.x & 31u) - (w.rank() & 31u);
+    mask = (count == 32u ? ~0u : ((1u << count) - 1u)) << base;
+  }
+};
 
 struct SyntheticTask {
   using Item = synthetic::Item;
@@ -47,74 +65,102 @@ struct SyntheticTask {
     const TreeParams& p = *ctx.template user_data<TreeParams>();
     const TreeView& v = p.view;
     const std::uint32_t type = p.type_of_queue[ctx.queue()];
-    auto* owned_deps = w.template shared<std::uint32_t>();
     const TypeView& t = v.types[type];
+    auto* owned_deps = w.template shared<std::uint32_t>();
+    std::uint32_t* owned_waits = owned_deps + max_joins;
+    const ExpansionLanes lanes(w);
+    const std::uint32_t trials = num_trials(v, type);
 
-    // Rank 0 hands this task's counts to its in-scope children before any of them can run.
-    if (w.rank() == 0 && p.individual) {
-      if (item.num_scopes != 0) {
-        const ScopeCounts counts = count_scope_children(v, type, item);
-        for (std::uint32_t i = 0; i < item.num_scopes; ++i)
-          ctx.retain(ctx.dependency(item.scope_dep[i]), std::int32_t(counts.held[i]));
+    // This thread's trial of the first round, kept for the spawns. In individual mode the
+    // lanes then count the children that will hold each dependency, hand this task's counts to
+    // its in-scope children (retain) and take the dependencies of its owned joins, all before
+    // any child can run.
+    Trial first{};
+    if (lanes.mine) {
+      first = nth_trial(v, type, item.id, w.rank());
+      if (p.individual && (item.num_scopes != 0 || t.num_owned_joins != 0)) {
+        const std::uint32_t held = count_holders(lanes, w.rank(), v, type, item, trials, first, owned_waits);
+        if (w.rank() < item.num_scopes) ctx.retain(ctx.dependency(item.scope_dep[w.rank()]), std::int32_t(held));
+        for (std::uint32_t k = w.rank(); k < t.num_owned_joins; k += lanes.count) owned_deps[k] = ctx.new_dependency_index();
       }
-      for (std::uint32_t k = 0; k < t.num_owned_joins; ++k) owned_deps[k] = ctx.new_dependency_index();
     }
     w.sync();
-    spawn_children(w, ctx, p, type, item, owned_deps);
-    create_joins(w, ctx, p, type, item, owned_deps);
+    if (lanes.mine) expand(lanes, w.rank(), ctx, p, type, item, trials, first, owned_deps, owned_waits);
 
     const float result = synthetic_work(item.id, t.flops, w.rank(), w.size());
     if (t.shared_bytes >= w.size() * sizeof(float)) touch_shared(w, result);
     if (result == -1.0f) *p.sink = result;  // never true; keeps the work alive
     w.sync();  // the whole task is done before its dependencies see it
 
-    if (w.rank() == 0 && p.individual) {
-      for (std::uint32_t i = 0; i < item.num_scopes; ++i) ctx.resolve(ctx.dependency(item.scope_dep[i]));
-      for (std::uint32_t k = 0; k < t.num_owned_joins; ++k)
-        if (v.joins[owned_join(v, type, k)].owner_is_parent) ctx.resolve(ctx.dependency(owned_deps[k]));
+    // The resolutions, one per lane: the scopes held, then the owned joins whose owner is a parent.
+    if (lanes.mine && p.individual) {
+      for (std::uint32_t i = w.rank(); i < item.num_scopes + t.num_owned_joins; i += lanes.count) {
+        if (i < item.num_scopes) ctx.resolve(ctx.dependency(item.scope_dep[i]));
+        else if (v.joins[owned_join(v, type, i - item.num_scopes)].owner_is_parent)
+          ctx.resolve(ctx.dependency(owned_deps[i - item.num_scopes]));
+      }
     }
   }
 
  private:
-  // One child per thread, all spawned at once (child n of for_each_spawned_child's order by
-  // the thread of rank n, or n mod the worker size in later rounds where a task has more
-  // children than threads), before the joins, so that the children are queued as early as
-  // possible. Spawns made together share their memory round trips: enqueue reserves the slots
-  // of a warp's spawns into one queue with one atomic and publishes them with one fence. With
-  // one thread spawning at a time, a root of the 11-type tree (about seven children) took
-  // 25-34 us against 4.5-5 us for a task without children (traces of the megakernel;
-  // docs/benchmarks.md, "Kept: a synthetic task spawns its children at once").
-  template <class Ctx>
-  __device__ static void spawn_children(Worker w, Ctx& ctx, const TreeParams& p, std::uint32_t type, const Item& item,
-                                        const std::uint32_t* owned_deps) {
-    const TreeView& v = p.view;
-    const std::uint32_t* deps = p.individual ? owned_deps : nullptr;
-    std::uint32_t count = 1;  // known after the first pass
-    for (std::uint32_t round = 0; round < count; round += w.size()) {
-      const SpawnedChild mine = nth_spawned_child(v, type, item.id, round + w.rank());
-      count = mine.count;
-      if (round + w.rank() < count)
-        ctx.spawn_to(p.queue_of_type[mine.child.type], make_child_item(v, item, type, deps, mine.child));
-    }
+  // The trial this lane takes in the round starting at `round` (the first is kept).
+  __device__ static Trial trial_of(const TreeView& v, std::uint32_t type, const Item& item, std::uint32_t round,
+                                   std::uint32_t rank, const Trial& first) {
+    return round == 0 ? first : nth_trial(v, type, item.id, round + rank);
   }
 
-  // The join instances the task owns, one per thread: spawned (phases mode) or parked on the
-  // dependency rank 0 created for it, waiting for the children that hold it (individual mode).
-  template <class Ctx>
-  __device__ static void create_joins(Worker w, Ctx& ctx, const TreeParams& p, std::uint32_t type, const Item& item,
-                                      const std::uint32_t* owned_deps) {
-    const TreeView& v = p.view;
+  // count_scope_children by votes of the lanes, round after round: returns, to the lane of
+  // rank i < item.num_scopes, how many children hold the task's scope i; stores in waits[k]
+  // (lane 0) the n of spawn_when for owned join k (join_wait_count).
+  __device__ static std::uint32_t count_holders(const ExpansionLanes& lanes, std::uint32_t rank, const TreeView& v,
+                                                std::uint32_t type, const Item& item, std::uint32_t trials,
+                                                const Trial& first, std::uint32_t* waits) {
     const TypeView& t = v.types[type];
-    for (std::uint32_t k = w.rank(); k < t.num_owned_joins; k += w.size()) {
-      const Child join = owned_join_child(v, t, item.id, k);
-      const std::uint32_t queue = p.queue_of_type[join.type];
-      if (!p.individual) {
-        ctx.spawn_to(queue, make_child_item(v, item, type, nullptr, join));
-        continue;
+    std::uint32_t held = 0;
+    for (std::uint32_t k = rank; k < t.num_owned_joins; k += lanes.count) waits[k] = v.joins[owned_join(v, type, k)].owner_is_parent;
+    __syncwarp(lanes.mask);
+    for (std::uint32_t round = 0; round < trials; round += lanes.count) {
+      const Trial trial = trial_of(v, type, item, round, rank, first);
+      const std::uint32_t mask = trial.fired ? v.types[trial.child.type].scope_mask : 0u;
+      for (std::uint32_t i = 0; i < item.num_scopes; ++i) {
+        const std::uint32_t n = __popc(__ballot_sync(lanes.mask, (mask >> item.scope_join[i]) & 1u));
+        if (rank == i) held += n;
       }
-      const ScopeCounts counts = count_scope_children(v, type, item);
-      ctx.spawn_when_to(queue, ctx.dependency(owned_deps[k]), make_child_item(v, item, type, owned_deps, join),
-                        std::int32_t(join_wait_count(v, type, k, counts)));
+      for (std::uint32_t k = 0; k < t.num_owned_joins; ++k) {
+        const std::uint32_t n = __popc(__ballot_sync(lanes.mask, (mask >> owned_join(v, type, k)) & 1u));
+        if (rank == 0) waits[k] += n;
+      }
+    }
+    return held;
+  }
+
+  // Spawns the children a trial per lane, all of a round at once (spawns made together share
+  // their memory round trips: enqueue reserves a warp's spawns into one queue with one atomic
+  // and publishes them with one fence), the join instances with them in phases mode; in
+  // individual mode the joins park on their dependencies after every spawn, since a park in a
+  // branch of the same warp delayed the children's spawns behind it. One thread walking the
+  // trials alone (0.5 us of dependent integer arithmetic per trial) made a root of the 11-type
+  // tree take 2-5 us longer to queue its children (docs/benchmarks.md, "Kept: a synthetic
+  // task expands a trial per thread").
+  template <class Ctx>
+  __device__ static void expand(const ExpansionLanes& lanes, std::uint32_t rank, Ctx& ctx, const TreeParams& p,
+                                std::uint32_t type, const Item& item, std::uint32_t trials, const Trial& first,
+                                const std::uint32_t* owned_deps, const std::uint32_t* owned_waits) {
+    const TreeView& v = p.view;
+    const std::uint32_t* deps = p.individual ? owned_deps : nullptr;
+    auto parks = [&](const Trial& trial) { return p.individual && trial.child.owned != not_owned; };
+    for (std::uint32_t round = 0; round < trials; round += lanes.count) {
+      const Trial trial = trial_of(v, type, item, round, rank, first);
+      if (trial.fired && !parks(trial))
+        ctx.spawn_to(p.queue_of_type[trial.child.type], make_child_item(v, item, type, deps, trial.child));
+    }
+    if (!p.individual) return;
+    for (std::uint32_t round = 0; round < trials; round += lanes.count) {
+      const Trial trial = trial_of(v, type, item, round, rank, first);
+      if (!trial.fired || !parks(trial)) continue;
+      const std::uint32_t k = trial.child.owned;
+      ctx.spawn_when_to(p.queue_of_type[trial.child.type], ctx.dependency(owned_deps[k]),
+                        make_child_item(v, item, type, deps, trial.child), std::int32_t(owned_waits[k]));
     }
   }
 

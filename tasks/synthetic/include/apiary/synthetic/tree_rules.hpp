@@ -16,8 +16,8 @@
 //   for each spawned child:  spawn(make_child_item(view, item, type, dep, child))
 //   for each owned join k:   spawn_when(dep[k], make_child_item(...), join_wait_count(view, type, k, c))
 // (The spawns and parks may come in any order: a resolution that comes before its spawn_when
-// counts. The device task spawns its children all at once, a child per thread
-// (nth_spawned_child), then parks its joins, a join per thread (owned_join_child).)
+// counts. The device task expands a task a trial per thread (nth_trial), counts the scope
+// children by warp votes, spawns its children all at once, then parks its joins.)
 //   ... the task's work ...
 //   at the end:              resolve(item.scope_dep[i]) for each held scope,
 //                            resolve(dep[k]) for each owned join with owner_is_parent.
@@ -79,19 +79,36 @@ APIARY_HD void for_each_child(const TreeView& v, std::uint32_t type, std::uint64
   for_each_owned_join(v, type, id, f);
 }
 
-// The spawned children of the task (type, id) and the one at position `n` of
-// for_each_spawned_child's order (valid where n < count), in one pass: the threads of a worker
-// each take one child and spawn them all at once.
-struct SpawnedChild {
-  std::uint32_t count;  // spawn-edge children of the task
-  Child child;          // the n-th of them
+// A task's expansion as a sequence of trials, in for_each_child's order: the Bernoulli trials
+// of its spawn edges, transition by transition, then one trial per owned join, which always
+// yields the join instance. Each trial yields at most one child and needs no other trial, so
+// the threads of a worker take one each and expand a task at once (the device task).
+struct Trial {
+  bool fired = false;  // it yields `child` (false: its draw failed, or it is past the end)
+  Child child{};
 };
-APIARY_HD inline SpawnedChild nth_spawned_child(const TreeView& v, std::uint32_t type, std::uint64_t id, std::uint32_t n) {
-  SpawnedChild found{};
-  for_each_spawned_child(v, type, id, [&](const Child& child) {
-    if (found.count++ == n) found.child = child;
-  });
-  return found;
+
+// How many trials the expansion of a task of type `type` has.
+APIARY_HD inline std::uint32_t num_trials(const TreeView& v, std::uint32_t type) {
+  const TypeView& t = v.types[type];
+  std::uint32_t n = t.num_owned_joins;
+  for (std::uint32_t i = 0; i < t.num_transitions; ++i) n += v.transitions[t.first_transition + i].count;
+  return n;
+}
+
+// Trial n of the expansion of the task (type, id); unfired where n >= num_trials.
+APIARY_HD inline Trial nth_trial(const TreeView& v, std::uint32_t type, std::uint64_t id, std::uint32_t n) {
+  const TypeView& t = v.types[type];
+  for (std::uint32_t i = 0; i < t.num_transitions; ++i) {
+    const TransitionView& tr = v.transitions[t.first_transition + i];
+    if (n < tr.count) {
+      const std::uint64_t child = child_id(id, tr.key, n);
+      return Trial{draws(v.seed, child, tr), Child{tr.to, not_owned, child}};
+    }
+    n -= tr.count;
+  }
+  if (n < t.num_owned_joins) return Trial{true, owned_join_child(v, t, id, n)};
+  return Trial{};
 }
 
 // Join index of the k-th join owned by `type`.

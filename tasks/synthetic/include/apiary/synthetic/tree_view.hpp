@@ -95,10 +95,13 @@ APIARY_HD constexpr std::uint64_t child_id(std::uint64_t parent, std::uint32_t k
 APIARY_HD constexpr std::uint64_t join_id(std::uint64_t owner, std::uint32_t j) {
   return mix64(owner ^ mix64(0x6a6f696e00000000ull | j));
 }
+// Whether the trial of transition t whose child would have identity `child` fires.
+APIARY_HD constexpr bool draws(std::uint64_t seed, std::uint64_t child, const TransitionView& t) {
+  return (mix64(seed ^ child) >> 32) < t.threshold;
+}
 // Whether trial k of transition t fires for the task `id`.
 APIARY_HD constexpr bool fires(std::uint64_t seed, std::uint64_t id, const TransitionView& t, std::uint32_t k) {
-  const std::uint64_t draw = mix64(seed ^ child_id(id, t.key, k)) >> 32;
-  return draw < t.threshold;
+  return draws(seed, child_id(id, t.key, k), t);
 }
 
 }  // namespace apiary::synthetic
