@@ -72,15 +72,17 @@ struct SyntheticTask {
     const std::uint32_t trials = num_trials(v, type);
 
     // This thread's trial of the first round, kept for the spawns. In individual mode the
-    // lanes then count the children that will hold each dependency, hand this task's counts to
-    // its in-scope children (retain) and take the dependencies of its owned joins, all before
-    // any child can run.
+    // lanes then hand this task's counts to its in-scope children (retain) and take the
+    // dependencies of its owned joins, both before any child can run; how many resolutions
+    // each join waits for is counted after the spawns (expand), before its park.
     Trial first{};
     if (lanes.mine) {
       first = nth_trial(v, type, item.id, w.rank());
-      if (p.individual && (item.num_scopes != 0 || t.num_owned_joins != 0)) {
-        const std::uint32_t held = count_holders(lanes, w.rank(), v, type, item, trials, first, owned_waits);
-        if (w.rank() < item.num_scopes) ctx.retain(ctx.dependency(item.scope_dep[w.rank()]), std::int32_t(held));
+      if (p.individual) {
+        if (item.num_scopes != 0) {
+          const std::uint32_t held = count_scope_holders(lanes, w.rank(), v, type, item, trials, first);
+          if (w.rank() < item.num_scopes) ctx.retain(ctx.dependency(item.scope_dep[w.rank()]), std::int32_t(held));
+        }
         for (std::uint32_t k = w.rank(); k < t.num_owned_joins; k += lanes.count) owned_deps[k] = ctx.new_dependency_index();
       }
     }
@@ -109,43 +111,57 @@ struct SyntheticTask {
     return round == 0 ? first : nth_trial(v, type, item.id, round + rank);
   }
 
-  // count_scope_children by votes of the lanes, round after round: returns, to the lane of
-  // rank i < item.num_scopes, how many children hold the task's scope i; stores in waits[k]
-  // (lane 0) the n of spawn_when for owned join k (join_wait_count).
-  __device__ static std::uint32_t count_holders(const ExpansionLanes& lanes, std::uint32_t rank, const TreeView& v,
-                                                std::uint32_t type, const Item& item, std::uint32_t trials,
-                                                const Trial& first, std::uint32_t* waits) {
-    const TypeView& t = v.types[type];
+  // The trial's children type's scope mask (0 where it yields no child).
+  __device__ static std::uint32_t scope_mask_of(const TreeView& v, const Trial& trial) {
+    return trial.fired ? v.types[trial.child.type].scope_mask : 0u;
+  }
+
+  // count_scope_children's `held`, by votes of the lanes round after round: to the lane of
+  // rank i < item.num_scopes, how many children will hold the task's scope i.
+  __device__ static std::uint32_t count_scope_holders(const ExpansionLanes& lanes, std::uint32_t rank, const TreeView& v,
+                                                      std::uint32_t type, const Item& item, std::uint32_t trials, const Trial& first) {
     std::uint32_t held = 0;
-    for (std::uint32_t k = rank; k < t.num_owned_joins; k += lanes.count) waits[k] = v.joins[owned_join(v, type, k)].owner_is_parent;
-    __syncwarp(lanes.mask);
     for (std::uint32_t round = 0; round < trials; round += lanes.count) {
-      const Trial trial = trial_of(v, type, item, round, rank, first);
-      const std::uint32_t mask = trial.fired ? v.types[trial.child.type].scope_mask : 0u;
+      const std::uint32_t mask = scope_mask_of(v, trial_of(v, type, item, round, rank, first));
       for (std::uint32_t i = 0; i < item.num_scopes; ++i) {
         const std::uint32_t n = __popc(__ballot_sync(lanes.mask, (mask >> item.scope_join[i]) & 1u));
         if (rank == i) held += n;
-      }
-      for (std::uint32_t k = 0; k < t.num_owned_joins; ++k) {
-        const std::uint32_t n = __popc(__ballot_sync(lanes.mask, (mask >> owned_join(v, type, k)) & 1u));
-        if (rank == 0) waits[k] += n;
       }
     }
     return held;
   }
 
+  // join_wait_count for every owned join k, by votes of the lanes: lane 0 stores it in
+  // waits[k], visible to the lanes when this returns.
+  __device__ static void count_join_waits(const ExpansionLanes& lanes, std::uint32_t rank, const TreeView& v,
+                                          std::uint32_t type, const Item& item, std::uint32_t trials, const Trial& first,
+                                          std::uint32_t* waits) {
+    const TypeView& t = v.types[type];
+    for (std::uint32_t k = rank; k < t.num_owned_joins; k += lanes.count) waits[k] = v.joins[owned_join(v, type, k)].owner_is_parent;
+    __syncwarp(lanes.mask);
+    for (std::uint32_t round = 0; round < trials; round += lanes.count) {
+      const std::uint32_t mask = scope_mask_of(v, trial_of(v, type, item, round, rank, first));
+      for (std::uint32_t k = 0; k < t.num_owned_joins; ++k) {
+        const std::uint32_t n = __popc(__ballot_sync(lanes.mask, (mask >> owned_join(v, type, k)) & 1u));
+        if (rank == 0) waits[k] += n;
+      }
+    }
+    __syncwarp(lanes.mask);
+  }
+
   // Spawns the children a trial per lane, all of a round at once (spawns made together share
   // their memory round trips: enqueue reserves a warp's spawns into one queue with one atomic
   // and publishes them with one fence), the join instances with them in phases mode; in
-  // individual mode the joins park on their dependencies after every spawn, since a park in a
-  // branch of the same warp delayed the children's spawns behind it. One thread walking the
+  // individual mode the joins' waits are counted and the joins parked after every spawn,
+  // since neither is needed before a child runs, and a park in a branch of the same warp
+  // delayed the children's spawns behind it. One thread walking the
   // trials alone (0.5 us of dependent integer arithmetic per trial) made a root of the 11-type
   // tree take 2-5 us longer to queue its children (docs/benchmarks.md, "Kept: a synthetic
   // task expands a trial per thread").
   template <class Ctx>
   __device__ static void expand(const ExpansionLanes& lanes, std::uint32_t rank, Ctx& ctx, const TreeParams& p,
                                 std::uint32_t type, const Item& item, std::uint32_t trials, const Trial& first,
-                                const std::uint32_t* owned_deps, const std::uint32_t* owned_waits) {
+                                const std::uint32_t* owned_deps, std::uint32_t* owned_waits) {
     const TreeView& v = p.view;
     const std::uint32_t* deps = p.individual ? owned_deps : nullptr;
     auto parks = [&](const Trial& trial) { return p.individual && trial.child.owned != not_owned; };
@@ -154,7 +170,8 @@ struct SyntheticTask {
       if (trial.fired && !parks(trial))
         ctx.spawn_to(p.queue_of_type[trial.child.type], make_child_item(v, item, type, deps, trial.child));
     }
-    if (!p.individual) return;
+    if (!p.individual || v.types[type].num_owned_joins == 0) return;
+    count_join_waits(lanes, rank, v, type, item, trials, first, owned_waits);
     for (std::uint32_t round = 0; round < trials; round += lanes.count) {
       const Trial trial = trial_of(v, type, item, round, rank, first);
       if (!trial.fired || !parks(trial)) continue;
