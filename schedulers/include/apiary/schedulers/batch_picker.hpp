@@ -104,7 +104,10 @@ APIARY_HD Batch pick_batch(const QueueView* queues, const PhaseController& pc, s
   // megakernel (6 -> 4 resident 256-thread blocks per SM, 20-30% of the empty-task
   // throughput); loading the rotor queue's level in the same round trip as look()'s words
   // raised fan-tree throughput 28% but made the queue-hop chain 14% slower (idle blocks poll
-  // `available` more often, and the hop's commit and claim wait behind those loads).
+  // `available` more often, and the hop's commit and claim wait behind those loads);
+  // occupancy bits (a word of "queue q may have tasks" bits set by each commit, so a pick
+  // looks only at those queues) left the 11-type tree's time at 0.95-1.00x and slowed the
+  // small graphs 2-5% (docs/benchmarks.md, "Tried, not kept: occupancy bits").
   for (std::uint32_t i = 0; i < n; ++i) {
     std::uint32_t q = rotor + i;
     if (q >= n) q -= n;
