@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import argparse
 import heapq
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from trace_file import TraceError, read_trace_file
 
 EXIT_BAD_INPUT = 2
 EXIT_MISSING_MATPLOTLIB = 77  # ctest's "skipped"
@@ -36,10 +37,6 @@ RASTERIZE_ABOVE = 20_000
 OUTLINE_UP_TO = 5_000
 # Phase instances beyond this are drawn without labels (cyclic graphs have many epochs).
 MAX_PHASE_LABELS = 24
-
-
-class TraceError(Exception):
-    """A trace file that cannot be read; the message names the file and the problem."""
 
 
 @dataclass
@@ -65,21 +62,7 @@ class PlotTrace:
 
 def load_trace(path: Path) -> PlotTrace:
     """Reads the task events of an apiary Chrome trace; raises TraceError on malformed input."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except OSError as e:
-        raise TraceError(f"{path}: cannot read the file ({e.strerror})") from e
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise TraceError(f"{path}: not valid JSON ({e})") from e
-    if not isinstance(doc, dict) or not isinstance(doc.get("otherData"), dict):
-        raise TraceError(f"{path}: not an apiary trace (no \"otherData\" object)")
-    other = doc["otherData"]
-    if other.get("format") != "apiary-trace":
-        raise TraceError(f"{path}: /otherData/format: not an apiary trace")
-    events = doc.get("traceEvents")
-    if not isinstance(events, list):
-        raise TraceError(f"{path}: /traceEvents: expected an array")
+    other, events = read_trace_file(path)
     try:
         trace = PlotTrace(
             name=path.name,

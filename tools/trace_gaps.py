@@ -18,28 +18,14 @@ Times are medians in nanoseconds, with the count, minimum and maximum.
 usage: trace_gaps.py TRACE.json [--json OUT.json]
 Exit status 0, or 2 for a file that is missing, not JSON or not an apiary trace.
 """
+import bisect
 import json
 import statistics
 import sys
 from collections import defaultdict
+from itertools import accumulate
 
-
-class TraceError(Exception):
-    pass
-
-
-def load_events(path):
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except OSError as e:
-        raise TraceError(f"{path}: cannot read: {e.strerror}")
-    except json.JSONDecodeError as e:
-        raise TraceError(f"{path}: not JSON (line {e.lineno}, column {e.colno}: {e.msg})")
-    events = data.get("traceEvents") if isinstance(data, dict) else data
-    if not isinstance(events, list):
-        raise TraceError(f"{path}: no 'traceEvents' list: not a Chrome trace written by apiary")
-    return events
+from trace_file import TraceError, read_trace_file
 
 
 def summary(values):
@@ -63,8 +49,10 @@ def task_records(events, path):
 
 
 def dependency_times(events):
-    resolves = defaultdict(list)  # dependency -> resolution times
-    releases = {}                 # dependency -> (time, releasing task)
+    """Per dependency id, its resolution times and its releases (time, releasing task), each in
+    time order: an id is reused only one wait after another (as the trace checker assumes)."""
+    resolves = defaultdict(list)
+    releases = defaultdict(list)
     for e in events:
         if e.get("cat") != "dependency":
             continue
@@ -72,32 +60,66 @@ def dependency_times(events):
         if e.get("name") == "resolve":
             resolves[a["dependency"]].append(a["time_ns"])
         elif e.get("name") == "release":
-            releases[a["dependency"]] = (a["time_ns"], a.get("task"))
+            releases[a["dependency"]].append((a["time_ns"], a.get("task")))
+    for times in resolves.values():
+        times.sort()
+    for r in releases.values():
+        r.sort()
     return resolves, releases
 
 
+class BlockHistory:
+    """The latest end among a block's tasks that started before a given time."""
+
+    def __init__(self, tasks):
+        by_block = defaultdict(list)
+        for t in tasks:
+            by_block[t["block"]].append((t["start"], t["end"]))
+        self.starts, self.latest_end = {}, {}
+        for block, spans in by_block.items():
+            spans.sort()
+            self.starts[block] = [s for s, _ in spans]
+            self.latest_end[block] = list(accumulate((e for _, e in spans), max))
+
+    def busy_until(self, block, before):
+        i = bisect.bisect_left(self.starts[block], before)
+        return self.latest_end[block][i - 1] if i > 0 else None
+
+
+def waits(tasks, resolves, releases):
+    """(released task, release time, releasing task id, last resolution or None) for every wait:
+    a dependency's k-th release released its k-th task (in start order); its last resolution is
+    the latest one after the previous release and not after this one."""
+    by_dependency = defaultdict(list)
+    for t in tasks.values():
+        if t["dependency"] != "0x0":
+            by_dependency[t["dependency"]].append(t)
+    for dep, released in by_dependency.items():
+        released.sort(key=lambda t: t["start"])
+        times = resolves.get(dep, [])
+        previous = None
+        for t, (at, releaser) in zip(released, releases.get(dep, [])):
+            i = bisect.bisect_right(times, at)
+            last = times[i - 1] if i > 0 and (previous is None or times[i - 1] > previous) else None
+            previous = at
+            yield t, at, releaser, last
+
+
 def gaps(path):
-    events = load_events(path)
+    _, events = read_trace_file(path)
     tasks = task_records(events, path)
     resolves, releases = dependency_times(events)
-    on_block = defaultdict(list)
-    for t in tasks.values():
-        on_block[t["block"]].append(t)
+    history = BlockHistory(tasks.values())
     by_type = defaultdict(lambda: defaultdict(list))
-    for t in tasks.values():
-        dep = t["dependency"]
-        if dep in ("0x0", None) or dep not in releases:
-            continue
-        released_at, releaser_id = releases[dep]
+    for t, released_at, releaser_id, last_resolve in waits(tasks, resolves, releases):
         g = by_type[t["type"]]
-        if resolves.get(dep):
-            g["resolve_to_release"].append(released_at - max(resolves[dep]))
+        if last_resolve is not None:
+            g["resolve_to_release"].append(released_at - last_resolve)
         releaser = tasks.get(releaser_id)
         if releaser is not None and releaser["block"] == t["block"]:
             g["release_to_start_same_block"].append(t["start"] - released_at)
             g["start_after_releaser_end"].append(t["start"] - releaser["end"])
-            before = [o["end"] for o in on_block[t["block"]] if o["start"] < t["start"]]
-            g["start_after_block_busy"].append(t["start"] - max(before))
+            g["start_after_block_busy"].append(t["start"] - history.busy_until(t["block"], t["start"]))
         else:
             g["release_to_start_elsewhere"].append(t["start"] - released_at)
     return {ty: {k: summary(v) for k, v in g.items()} for ty, g in sorted(by_type.items())}

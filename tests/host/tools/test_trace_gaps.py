@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """tools/trace_gaps.py on fresh random traces built here: the medians, counts and extremes it
 reports for released tasks (on the releasing block and elsewhere) against the same values
-computed from the generated times; tasks that waited for nothing are left out; a missing file,
-one that is not JSON and one that is not an apiary trace exit with status 2."""
+computed from the generated times, with dependency ids reused one wait after another; tasks that
+waited for nothing are left out; a missing file, one that is not JSON and one that is not an
+apiary trace exit with status 2."""
 import json
 import os
 import random
@@ -44,10 +45,13 @@ def task(name, start, end, block, dependency="0x0"):
     return next_task
 
 
-for d in range(rng.randint(20, 60)):
-    dep = hex(0x1000 + 16 * d)
+waits = rng.randint(20, 60)
+for d in range(waits):
+    # Ids reused one wait after another: wait d uses the id of wait d mod 7, in time windows
+    # 100 us apart, so each earlier wait of an id ends before the next begins.
+    dep = hex(0x1000 + 16 * (d % 7))
     releaser_block = rng.randrange(8)
-    r_start = rng.randrange(0, 50_000)
+    r_start = 100_000 * (d // 7) + 3_000 + rng.randrange(0, 50_000)
     r_end = r_start + rng.randrange(1_000, 9_000)
     resolutions = sorted(rng.randrange(r_start - 3_000, r_end) for _ in range(rng.randint(1, 4)))
     released = resolutions[-1] + rng.randrange(100, 2_000)
@@ -69,7 +73,7 @@ for d in range(rng.randint(20, 60)):
     else:
         expected["release_to_start_elsewhere"].append(start - released)
 for _ in range(rng.randint(5, 20)):  # tasks that waited for nothing
-    s = rng.randrange(0, 50_000)
+    s = rng.randrange(0, 100_000 * (waits // 7 + 1))
     task("C", s, s + 3_000, rng.randrange(8))
 
 # The block's earlier tasks: every task of its block that started before it (all types).
@@ -81,7 +85,7 @@ for t in same_block_tasks:
 
 trace = os.path.join(work, "trace.json")
 with open(trace, "w") as f:
-    json.dump({"traceEvents": events}, f)
+    json.dump({"traceEvents": events, "otherData": {"format": "apiary-trace"}}, f)
 out = os.path.join(work, "gaps.json")
 p = run(trace, "--json", out)
 check(p.returncode == 0, f"exit status {p.returncode}: {p.stderr}")
@@ -115,9 +119,14 @@ with open(other, "w") as f:
     json.dump({"rows": []}, f)
 p = run(other)
 check(p.returncode == 2 and "traceEvents" in p.stderr, f"not a trace: {p.returncode} {p.stderr!r}")
+foreign = os.path.join(work, "foreign.json")
+with open(foreign, "w") as f:
+    json.dump({"traceEvents": [], "otherData": {"format": "something-else"}}, f)
+p = run(foreign)
+check(p.returncode == 2 and "not an apiary trace" in p.stderr, f"another tool's trace: {p.returncode} {p.stderr!r}")
 broken = os.path.join(work, "broken.json")
 with open(broken, "w") as f:
-    json.dump({"traceEvents": [{"ph": "X", "name": "A", "args": {"task": 1}}]}, f)
+    json.dump({"traceEvents": [{"ph": "X", "name": "A", "args": {"task": 1}}], "otherData": {"format": "apiary-trace"}}, f)
 p = run(broken)
 check(p.returncode == 2 and "start_ns" in p.stderr, f"task without times: {p.returncode} {p.stderr!r}")
 check(run().returncode == 2, "no arguments: status 2")
