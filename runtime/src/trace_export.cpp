@@ -1,5 +1,6 @@
 // Chrome trace JSON and CSV export/import of scheduling traces (see trace_export.hpp).
 #include <apiary/error.hpp>
+#include <apiary/json_input.hpp>
 #include <apiary/trace_export.hpp>
 
 #include <nlohmann/json.hpp>
@@ -412,12 +413,9 @@ void read_other_data(const Reader& r, const json& other, Trace& trace) {
 
 Trace read_chrome_trace(std::istream& in, const std::string& name) {
   const Reader r(name);
-  json document;
-  try {
-    document = json::parse(in);
-  } catch (const json::parse_error& e) {
-    r.fail("", std::string("not valid JSON (") + e.what() + ")");
-  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  const json document = parse_json(text.str(), name);
   if (!document.is_object())
     r.fail("", "expected a Chrome trace JSON object {\"traceEvents\": [...], \"otherData\": {...}}");
   const json& other = r.field(document, "", "otherData");

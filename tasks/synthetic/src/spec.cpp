@@ -1,6 +1,7 @@
 #include <apiary/synthetic/spec.hpp>
 
 #include <apiary/error.hpp>
+#include <apiary/json_input.hpp>
 #include <apiary/scheduler.hpp>
 #include <apiary/synthetic/tree_view.hpp>
 
@@ -50,27 +51,6 @@ std::string join_list(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
   return out;
-}
-
-// nlohmann reports the byte offset just past the offending character; editors want line and
-// column (both 1-based) of that character.
-std::string line_column(std::string_view text, std::size_t byte) {
-  const std::size_t pos = std::min(byte == 0 ? 0 : byte - 1, text.size());
-  const std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
-  const std::size_t line_start = text.rfind('\n', pos == 0 ? std::string_view::npos : pos - 1);
-  const std::size_t column = line_start == std::string_view::npos ? pos + 1 : pos - line_start;
-  return std::to_string(line) + ":" + std::to_string(column);
-}
-
-// The part of nlohmann's message after "parse error at line L, column C: ".
-std::string parse_error_text(const json::parse_error& e) {
-  std::string msg = e.what();
-  const auto at = msg.find(", column ");
-  if (at != std::string::npos) {
-    const auto colon = msg.find(": ", at);
-    if (colon != std::string::npos) msg = msg.substr(colon + 2);
-  }
-  return msg;
 }
 
 // Reads one config; every error names the source and the key path.
@@ -365,12 +345,7 @@ void check_phases(const Reader& r, const Spec& spec) {
 
 Spec parse_spec(std::string_view json_text, std::string source_name) {
   const Reader r(source_name);
-  json doc;
-  try {
-    doc = json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
-    throw InputError(source_name + ":" + line_column(json_text, e.byte), "JSON syntax error: " + parse_error_text(e));
-  }
+  const json doc = parse_json(json_text, source_name, JsonComments::allowed);
   Spec spec;
   spec.source = source_name;
   read_document(r, doc, spec);

@@ -114,6 +114,10 @@ TEST_CASE("config: bad input names file, position or key", "[config]") {
   REQUIRE_THAT(message(R"({"scheduler": "fastest"})"), Catch::Contains("megakernel"));
   REQUIRE_THAT(message(R"({"megakernel": {"block_threads": 100}})"), Catch::Contains("multiple of 32"));
   REQUIRE_THAT(message(R"([1, 2])"), Catch::Contains("JSON object"));
+  // A number beyond a double is nlohmann's out_of_range, not a parse_error: it must still come
+  // out as an InputError at its position.
+  REQUIRE_THAT(message("{\n  \"watchdog_seconds\": 1e999\n}"),
+               Catch::StartsWith("run.json:2:") && Catch::Contains("JSON number out of range"));
 }
 
 TEST_CASE("config: missing file is a clear error", "[config]") {

@@ -63,6 +63,7 @@ TEST_CASE("JSON syntax errors give file:line:column", "[synthetic][spec]") {
   require_text_error("{\n  \"seed\": 1,\n}", "x.json:3:1", "JSON syntax error");
   require_text_error("{\"seed\": 1", "x.json:1:11", "JSON syntax error");
   require_text_error("", "x.json:1:1", "JSON syntax error");
+  require_text_error("{\n  \"seed\": 1e999\n}", "x.json:2:15", "JSON number out of range");
   // Comments are allowed, so configs can explain themselves.
   json c = base_config();
   CHECK_NOTHROW(parse_spec("// a comment\n" + c.dump(2), "x.json"));

@@ -246,7 +246,9 @@ TEST_CASE("Malformed trace files raise InputError naming the file and the proble
   }
   SECTION("not JSON") {
     const std::string error = load_error("{\"traceEvents\": [");
-    REQUIRE_THAT(error, Contains(file.string()) && Contains("not valid JSON"));
+    REQUIRE_THAT(error, Contains(file.string() + ":1:") && Contains("JSON syntax error"));
+    REQUIRE_THAT(load_error("{\"traceEvents\": [1e999]}"),
+                 Contains(file.string() + ":1:") && Contains("JSON number out of range"));
   }
   SECTION("not an object") {
     REQUIRE_THAT(load_error("[]"), Contains(file.string()) && Contains("expected a Chrome trace JSON object"));
@@ -292,27 +294,4 @@ TEST_CASE("Malformed trace files raise InputError naming the file and the proble
                  Contains("task_count") && Contains("says 8 tasks but the file holds 7"));
   }
   fs::remove_all(dir);
-}
-
-TEST_CASE("Corrupted trace text raises only InputError", "[trace][errors]") {
-  std::stringstream buffer;
-  apiary::write_chrome_trace(apiary::test::dependency_trace().trace, buffer);
-  const std::string good = buffer.str();
-  std::mt19937 rng(42);
-  const std::string junk = "{}[]\",:0-9ex.";
-  for (int round = 0; round < 300; ++round) {
-    std::string text = good;
-    // Overwrite a few characters with JSON punctuation or digits, or cut the text short.
-    if (round % 3 == 0) {
-      text.resize(rng() % text.size());
-    } else {
-      for (int k = 0; k < 1 + round % 4; ++k) text[rng() % text.size()] = junk[rng() % junk.size()];
-    }
-    std::istringstream in(text);
-    try {
-      apiary::read_chrome_trace(in, "fuzz");
-    } catch (const apiary::InputError& e) {
-      REQUIRE_THAT(std::string(e.what()), Catch::Matchers::StartsWith("fuzz: "));
-    }
-  }
 }
