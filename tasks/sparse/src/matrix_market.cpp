@@ -43,6 +43,7 @@ class Scanner {
   Scanner(std::string_view text, const std::string& name) : p_(text.data()), end_(text.data() + text.size()), name_(name) {}
 
   bool at_end() const { return p_ >= end_; }
+  std::size_t remaining_bytes() const { return static_cast<std::size_t>(end_ - p_); }
   std::size_t line() const { return line_; }
 
   [[noreturn]] void fail(const std::string& what) const { fail_at(line_, what); }
@@ -207,12 +208,18 @@ MatrixMarket parse_matrix_market(std::string_view text, const std::string& name)
       in.fail(std::string("bad size line: a ") + to_string(mm.symmetry) + " matrix must be square");
   }
 
+  // Room for the declared entries, but never more than the rest of the file can hold: a size
+  // line "1 1 2000000000" in a 20-byte file must end in "truncated file", not in 32 GB of
+  // storage. An entry line takes at least "i j\n" (pattern) or "i j v\n"; the last may lack its
+  // line end.
   Coo<double>& coo = mm.entries;
   coo.rows = static_cast<index_t>(rows);
   coo.cols = static_cast<index_t>(cols);
-  coo.row_indices.resize(static_cast<std::size_t>(count));
-  coo.col_indices.resize(static_cast<std::size_t>(count));
-  coo.values.resize(static_cast<std::size_t>(count));
+  const std::size_t shortest_line = mm.field == MmField::pattern ? 4 : 6;
+  const std::size_t room = std::min(static_cast<std::size_t>(count), (in.remaining_bytes() + 1) / shortest_line);
+  coo.row_indices.reserve(room);
+  coo.col_indices.reserve(room);
+  coo.values.reserve(room);
 
   long long k = 0;
   while (in.begin_line()) {
@@ -243,9 +250,9 @@ MatrixMarket parse_matrix_market(std::string_view text, const std::string& name)
                                            : "bad entry: unexpected text after the value");
     if (mm.symmetry == MmSymmetry::skew_symmetric && i == j)
       in.fail("bad entry: a skew-symmetric matrix stores no diagonal entries");
-    coo.row_indices[k] = static_cast<index_t>(i - 1);
-    coo.col_indices[k] = static_cast<index_t>(j - 1);
-    coo.values[k] = v;
+    coo.row_indices.push_back(static_cast<index_t>(i - 1));
+    coo.col_indices.push_back(static_cast<index_t>(j - 1));
+    coo.values.push_back(v);
     ++k;
   }
   if (k < count)

@@ -148,6 +148,11 @@ TEST_CASE("malformed and unsupported Matrix Market files name file, line and rea
   expect_error(ok_header + "2 2 1\n1 0 1.0\n", 3, "index out of range");
   expect_error(ok_header + "2 2 3\n1 1 1.0\n2 2 2.0\n", 5, "truncated file: expected 3 entries");
   expect_error(ok_header + "2 2 3\n1 1 1.0\n2 2 2", 5, "truncated file: expected 3 entries");  // no final newline
+  // A size line that promises more than the file holds is found out at the end of the file, as
+  // above, not by reserving storage for 2^31 entries (34 GB) first.
+  expect_error(ok_header + "2 2 2147483647\n1 1 1.0\n", 4, "truncated file: expected 2147483647 entries");
+  expect_error("%%MatrixMarket matrix coordinate pattern general\n9 9 2000000000\n1 1\n", 4,
+               "truncated file: expected 2000000000 entries");
   expect_error(ok_header + "2 2 1\n1 1 1.0\n2 2 2.0\n", 4, "wrong entry count: more entries than the 1 declared on line 2");
   expect_error(ok_header + "2 2 1\n1 1 abc\n", 3, "expected a real value");
   expect_error(ok_header + "2 2 1\n1 1\n", 3, "expected a real value");
