@@ -220,8 +220,11 @@ Csr<double> permute_symmetric(const Csr<double>& a, const std::vector<index_t>& 
 
 Csr<double> rmat(int scale, double edge_factor, double a, double b, double c, std::uint64_t seed, bool symmetric) {
   if (scale < 1 || scale > 30) throw InputError("rmat", "scale must be in [1, 30]");
-  if (a < 0 || b < 0 || c < 0 || a + b + c > 1) throw InputError("rmat", "quadrant probabilities must be >= 0 and sum to <= 1");
+  if (!(a >= 0 && b >= 0 && c >= 0 && a + b + c <= 1))
+    throw InputError("rmat", "quadrant probabilities must be >= 0 and sum to <= 1");
   const index_t n = index_t{1} << scale;
+  if (!(edge_factor >= 0 && edge_factor * static_cast<double>(n) <= static_cast<double>(max_entries)))
+    throw InputError("rmat", "edge factor " + std::to_string(edge_factor) + " must be >= 0, and edge factor x 2^scale at most 2^31-1");
   const auto edges = static_cast<std::size_t>(edge_factor * static_cast<double>(n));
   check_entries(edges * (symmetric ? 2 : 1), "rmat");
   const std::vector<index_t> label = random_permutation(n, key2(seed, 0x5eed));
@@ -255,8 +258,12 @@ Csr<double> rmat(int scale, double edge_factor, double a, double b, double c, st
 }
 
 Csr<double> diagonally_dominant(index_t n, double avg_row, std::uint64_t seed) {
-  if (n <= 0 || avg_row < 1) throw InputError("diagonally_dominant", "needs n > 0 and avg >= 1");
+  // Written so that NaN fails too; a row cannot hold more than n entries.
+  if (!(n > 0 && avg_row >= 1 && avg_row <= static_cast<double>(n)))
+    throw InputError("diagonally_dominant", "needs n > 0 and 1 <= avg <= n, got n = " + std::to_string(n) +
+                                                ", avg = " + std::to_string(avg_row));
   const auto pairs = static_cast<index_t>(std::max(0.0, std::round((avg_row - 1) / 2)));
+  check_entries(static_cast<std::size_t>(n) * (2 * static_cast<std::size_t>(pairs) + 1), "diagonally_dominant");
   std::vector<index_t> src(static_cast<std::size_t>(n) * (2 * pairs + 1)), dst(src.size());
   parallel_for(n, [&](std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e; ++i) {
@@ -290,8 +297,8 @@ Csr<double> diagonally_dominant(index_t n, double avg_row, std::uint64_t seed) {
 }
 
 Csr<double> power_law_rows(index_t n, double avg_row, double alpha, index_t max_row, std::uint64_t seed) {
-  if (n <= 0 || avg_row <= 0 || alpha <= 1 || max_row < 1)
-    throw InputError("power_law_rows", "needs n > 0, avg > 0, alpha > 1, max >= 1");
+  if (!(n > 0 && avg_row > 0 && avg_row <= static_cast<double>(n) && alpha > 1 && std::isfinite(alpha) && max_row >= 1))
+    throw InputError("power_law_rows", "needs n > 0, 0 < avg <= n, finite alpha > 1, max >= 1");
   max_row = std::min(max_row, n);
   const double xmin = avg_row * (alpha - 1) / alpha;  // Pareto mean = xmin * alpha / (alpha - 1)
   auto length = [=](index_t r) {
@@ -314,7 +321,8 @@ Csr<double> power_law_rows(index_t n, double avg_row, double alpha, index_t max_
 }
 
 Csr<double> long_rows(index_t n, double avg_row, index_t num_long, index_t long_len, std::uint64_t seed) {
-  if (n <= 0 || avg_row < 1 || num_long < 0 || long_len < 1) throw InputError("long_rows", "needs n > 0, avg >= 1, long >= 0, len >= 1");
+  if (!(n > 0 && avg_row >= 1 && avg_row <= static_cast<double>(n) && num_long >= 0 && long_len >= 1))
+    throw InputError("long_rows", "needs n > 0, 1 <= avg <= n, long >= 0, len >= 1");
   long_len = std::min(long_len, n);
   std::map<index_t, index_t> long_length;  // row -> length; the k-th long row has len/(k+1)
   for (index_t k = 0; k < num_long; ++k) {
@@ -372,7 +380,9 @@ Csr<double> regular_rows(index_t n, index_t k, std::uint64_t seed) {
 }
 
 Csr<double> road_network(index_t nx, index_t ny, double keep, std::uint64_t seed) {
-  if (nx <= 0 || ny <= 0 || keep < 0 || keep > 1) throw InputError("road_network", "needs nx, ny > 0 and 0 <= keep <= 1");
+  if (!(nx > 0 && ny > 0 && keep >= 0 && keep <= 1)) throw InputError("road_network", "needs nx, ny > 0 and 0 <= keep <= 1");
+  if (static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny) > static_cast<std::size_t>(max_entries))
+    throw InputError("road_network", "too many rows for 32-bit indices");
   const index_t n = nx * ny;
   // Edge (v, v+1) is "right of v", (v, v+nx) "below v"; each kept with probability `keep`.
   auto kept = [=](index_t v, int dir) { return uniform(key3(seed, static_cast<std::uint64_t>(v), static_cast<std::uint64_t>(dir))) < keep; };
@@ -412,10 +422,10 @@ Csr<double> generate(const std::string& spec) {
         std::size_t used = 0;
         const std::string text = item.substr(eq + 1);
         const double value = std::stod(text, &used);
-        if (used != text.size()) throw std::invalid_argument("trailing");
+        if (used != text.size() || !std::isfinite(value)) throw std::invalid_argument("trailing text or not finite");
         args[item.substr(0, eq)] = value;
       } catch (const std::exception&) {
-        throw InputError(spec, "bad number in '" + item + "'");
+        throw InputError(spec, "bad number in '" + item + "' (a finite decimal number, e.g. 1000 or 1e6)");
       }
       pos = comma + 1;
     }
@@ -432,11 +442,16 @@ Csr<double> generate(const std::string& spec) {
     if (it == args.end()) throw InputError(spec, "missing key '" + key + "'");
     return it->second;
   };
-  auto as_index = [&](double v) {
-    if (v < 0 || v > static_cast<double>(max_entries)) throw InputError(spec, "value out of range");
-    return static_cast<index_t>(v);
+  // Values are doubles (so that 1e6 works); converting one that does not fit is undefined.
+  auto whole = [&](double v, double lo, double hi, const char* what) {
+    if (!(v >= lo && v <= hi && v == std::floor(v)))
+      throw InputError(spec, std::string(what) + " " + std::to_string(v) + " must be a whole number in [" +
+                                 std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return v;
   };
-  const auto seed = static_cast<std::uint64_t>(get("seed", 1));
+  auto as_index = [&](double v) { return static_cast<index_t>(whole(v, 0, static_cast<double>(max_entries), "size")); };
+  auto as_int = [&](double v) { return static_cast<int>(whole(v, -1024, 1024, "parameter")); };
+  const auto seed = static_cast<std::uint64_t>(whole(get("seed", 1), 0, 0x1p63, "seed"));
 
   Csr<double> m;
   if (kind == "A3" || kind == "A4" || kind == "A5" || kind == "A6") {
@@ -446,13 +461,13 @@ Csr<double> generate(const std::string& spec) {
     m = diagonally_dominant(shapes.at(kind).first, shapes.at(kind).second, seed);
   } else if (kind == "lap2d") {
     const double n = get("n", 0);
-    m = laplacian_2d(as_index(get("nx", n)), as_index(get("ny", get("nx", n))), static_cast<int>(get("points", 5)));
+    m = laplacian_2d(as_index(get("nx", n)), as_index(get("ny", get("nx", n))), as_int(get("points", 5)));
   } else if (kind == "lap3d") {
     const double n = get("n", 0);
     m = laplacian_3d(as_index(get("nx", n)), as_index(get("ny", get("nx", n))), as_index(get("nz", get("nx", n))),
-                     static_cast<int>(get("points", 7)));
+                     as_int(get("points", 7)));
   } else if (kind == "rmat") {
-    m = rmat(static_cast<int>(need("scale")), get("ef", 16), get("a", 0.57), get("b", 0.19), get("c", 0.19), seed,
+    m = rmat(as_int(need("scale")), get("ef", 16), get("a", 0.57), get("b", 0.19), get("c", 0.19), seed,
              get("sym", 1) != 0);
   } else if (kind == "diagdom") {
     m = diagonally_dominant(as_index(need("n")), need("avg"), seed);

@@ -139,3 +139,17 @@ TEST_CASE("generate() rejects unknown kinds and keys", "[sparse][generators]") {
   CHECK_THROWS_AS(generate("regular:k=3"), apiary::InputError);  // missing n
   CHECK(generate("regular:n=1e3,k=4").nnz() == 4000);
 }
+
+// Impossible parameters end in an InputError before any storage is taken: not in a double that
+// does not fit its integer (undefined), a wrapped row count or a bad_alloc.
+TEST_CASE("generate() rejects impossible parameters before generating", "[sparse][generators]") {
+  for (const char* spec : {"lap2d:n=nan", "lap2d:n=inf", "lap2d:n=-3", "lap2d:n=2.5", "lap2d:n=1e300",
+                           "lap2d:n=10,points=1e12", "lap3d:n=10,points=nan", "rmat:scale=1e10", "rmat:scale=8,ef=-1",
+                           "rmat:scale=30,ef=1e9", "rmat:scale=8,a=nan", "diagdom:n=10,avg=1e10",
+                           "diagdom:n=1000000,avg=100000", "diagdom:n=10,avg=nan", "powerlaw:n=100,avg=5,alpha=nan",
+                           "powerlaw:n=100,avg=1e9", "longrows:n=100,avg=1e300,len=5", "road:nx=100000,ny=100000",
+                           "road:n=10,keep=nan", "regular:n=10,k=4,seed=-1"}) {
+    INFO(spec);
+    CHECK_THROWS_AS(generate(spec), apiary::InputError);
+  }
+}
