@@ -22,6 +22,7 @@
 
 #include <apiary/commit_stamp.hpp>
 #include <apiary/error.hpp>
+#include <apiary/parse_number.hpp>
 
 #include <cuda_runtime_api.h>
 #include <nlohmann/json.hpp>
@@ -95,14 +96,14 @@ Options parse(int argc, char** argv) {
     };
     try {
       if (arg == "--quick") o.quick = true;
-      else if (arg == "--repeats") o.repeats = std::stoi(value()), repeats_set = true;
+      else if (arg == "--repeats") o.repeats = apiary::parse_integer<int>(value(), arg, 1, 1 << 20), repeats_set = true;
       else if (arg == "--json") o.json_file = value();
       else if (arg == "--only") o.only = split(value());
-      else if (arg == "--block-threads") o.block_threads = static_cast<std::uint32_t>(std::stoul(value()));
-      else if (arg == "--blocks-per-sm") o.blocks_per_sm = static_cast<std::uint32_t>(std::stoul(value()));
-      else if (arg == "--graph-rounds") o.timesliced_graph.rounds_per_graph = static_cast<std::uint32_t>(std::stoul(value()));
-      else if (arg == "--graphs-in-flight") o.timesliced_graph.graphs_in_flight = static_cast<std::uint32_t>(std::stoul(value()));
-      else if (arg == "--pdc-linger-us") o.device_controller.linger_us = static_cast<std::uint32_t>(std::stoul(value()));
+      else if (arg == "--block-threads") o.block_threads = apiary::parse_integer<std::uint32_t>(value(), arg, 0, 1024);
+      else if (arg == "--blocks-per-sm") o.blocks_per_sm = apiary::parse_integer<std::uint32_t>(value(), arg, 0, 64);
+      else if (arg == "--graph-rounds") o.timesliced_graph.rounds_per_graph = apiary::parse_integer<std::uint32_t>(value(), arg);
+      else if (arg == "--graphs-in-flight") o.timesliced_graph.graphs_in_flight = apiary::parse_integer<std::uint32_t>(value(), arg);
+      else if (arg == "--pdc-linger-us") o.device_controller.linger_us = apiary::parse_integer<std::uint32_t>(value(), arg);
       else if (arg == "--handoff") {
         const std::string v = value();
         if (v != "on" && v != "off") throw apiary::InputError("--handoff", "takes on or off, not '" + v + "'");
@@ -118,12 +119,9 @@ Options parse(int argc, char** argv) {
         usage(std::cerr);
         std::exit(2);
       }
-    } catch (const apiary::InputError& e) {  // parse_scheduler: an unknown scheduler name
+    } catch (const apiary::InputError& e) {  // a bad number or an unknown scheduler name
       std::cerr << "error: " << e.what() << "\n";
       usage(std::cerr);
-      std::exit(2);
-    } catch (const std::logic_error&) {  // stoi/stoul on a non-number
-      std::cerr << "error: " << arg << " needs a number\n";
       std::exit(2);
     }
   }

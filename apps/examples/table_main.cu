@@ -5,6 +5,7 @@
 
 #include <apiary/cuda_check.hpp>
 #include <apiary/device_buffer.hpp>
+#include <apiary/parse_number.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -68,7 +69,14 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (arg == "--tables") tables = static_cast<std::uint32_t>(std::stoul(value()));
+    if (arg == "--tables") {
+      try {
+        tables = apiary::parse_integer<std::uint32_t>(value(), "--tables", 1, 1u << 28);
+      } catch (const apiary::InputError& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return 2;
+      }
+    }
     else if (arg == "--mode") mode = value();
     else if (arg == "--trace") trace_file = value();
     else if (arg == "--config") config_file = value();
@@ -96,6 +104,9 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << e.what() << "\n";
     return 3;
   } catch (const apiary::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;
   }

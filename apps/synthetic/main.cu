@@ -9,6 +9,7 @@
 // 2 bad input, 3 no usable GPU.
 #include "run_tree.cuh"
 
+#include <apiary/parse_number.hpp>
 #include <apiary/synthetic/plan_command.hpp>
 
 #include <algorithm>
@@ -55,7 +56,7 @@ Options parse_options(int argc, char** argv) {
     else if (arg == "--plot") o.plot_file = value();
     else if (arg == "--check") o.check = true;
     else if (arg == "--runtime-config") o.runtime_config = value();
-    else if (arg == "--repeats") o.repeats = std::max(1, std::atoi(value().c_str()));
+    else if (arg == "--repeats") o.repeats = apiary::parse_integer<int>(value(), "--repeats", 1, 1 << 20);
     else if (!arg.empty() && arg[0] == '-') usage("unknown option " + arg);
     else if (o.config.empty()) o.config = arg;
     else usage("more than one CONFIG given");
@@ -154,6 +155,12 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << e.what() << "\n";
     return 3;
   } catch (const apiary::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of host memory (a smaller tree, or fewer repeats, may fit)\n";
+    return 1;
+  } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;
   }

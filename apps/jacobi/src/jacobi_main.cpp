@@ -10,6 +10,7 @@
 #include "reference.hpp"
 
 #include <apiary/error.hpp>
+#include <apiary/parse_number.hpp>
 #include <apiary/sparse/conversions.hpp>
 #include <apiary/sparse/device_matrix.hpp>
 #include <apiary/sparse/matrix_market.hpp>
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <random>
 #include <set>
@@ -101,17 +103,10 @@ bool parse(int argc, char** argv, Options& o) {
       if (i + 1 >= argc) throw InputError(arg, "needs a value");
       return argv[++i];
     };
-    auto number = [&]() -> double {
-      const std::string v = value();
-      try {
-        std::size_t used = 0;
-        const double d = std::stod(v, &used);
-        if (used != v.size()) throw std::invalid_argument(v);
-        return d;
-      } catch (const std::exception&) {
-        throw InputError(arg, "expected a number, got '" + v + "'");
-      }
-    };
+    // Reals only need to be finite here; what they mean is checked below.
+    auto number = [&] { return parse_real(value(), arg, std::numeric_limits<double>::lowest(), std::numeric_limits<double>::max()); };
+    auto integer = [&]<class T>(T lo, T hi) { return parse_integer<T>(value(), arg, lo, hi); };
+    constexpr int most = 1 << 30;
     auto on_off = [&]() -> bool {
       const std::string v = value();
       if (v == "on") return true;
@@ -126,21 +121,21 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--version") o.version = value();
     else if (arg == "--scheduler") o.schedulers = value();
     else if (arg == "--partition") o.tasks.partition = parse_partition(value());
-    else if (arg == "--task-nnz") o.tasks.task_nnz = static_cast<int>(number());
-    else if (arg == "--blocks-per-sm") o.tasks.blocks_per_sm = static_cast<unsigned>(number());
+    else if (arg == "--task-nnz") o.tasks.task_nnz = integer(std::numeric_limits<int>::min(), most);
+    else if (arg == "--blocks-per-sm") o.tasks.blocks_per_sm = integer(0u, 64u);
     else if (arg == "--rows") o.tasks.rows = parse_row_mapping(value());
     else if (arg == "--hold-successors") o.tasks.hold_successors = on_off();
     else if (arg == "--fit-resident") o.tasks.fit_resident = on_off();
     else if (arg == "--omega") o.params.omega = number();
     else if (arg == "--tol") o.params.tol = number();
-    else if (arg == "--max-iter") o.params.max_iter = static_cast<int>(number());
-    else if (arg == "--check-every") o.params.check_every = static_cast<int>(number());
-    else if (arg == "--repeats") o.repeats = static_cast<int>(number());
+    else if (arg == "--max-iter") o.params.max_iter = integer(std::numeric_limits<int>::min(), most);
+    else if (arg == "--check-every") o.params.check_every = integer(std::numeric_limits<int>::min(), most);
+    else if (arg == "--repeats") o.repeats = integer(1, 1 << 20);
     else if (arg == "--json") o.json = value();
     else if (arg == "--require-convergence") o.require_convergence = true;
     else if (arg == "--check-budget") o.check_budget = number();
-    else if (arg == "--max-nnz") o.max_nnz = static_cast<long long>(number());
-    else if (arg == "--min-nnz") o.min_nnz = static_cast<long long>(number());
+    else if (arg == "--max-nnz") o.max_nnz = integer(0LL, 1LL << 40);
+    else if (arg == "--min-nnz") o.min_nnz = integer(0LL, 1LL << 40);
     else if (arg == "-h" || arg == "--help") { usage(argv[0]); return false; }
     else throw InputError(arg, "unknown option (see --help)");
   }

@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include <apiary/error.hpp>
+#include <apiary/parse_number.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -18,18 +19,6 @@ std::vector<std::string> split(const std::string& s) {
   while (std::getline(in, item, ','))
     if (!item.empty()) out.push_back(item);
   return out;
-}
-unsigned bounded(const std::string& option, const std::string& text, unsigned lo, unsigned hi) {
-  std::size_t used = 0;
-  long v = -1;
-  try {
-    v = std::stol(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || v < static_cast<long>(lo) || v > static_cast<long>(hi))
-    throw InputError(option, "'" + text + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return static_cast<unsigned>(v);
 }
 }  // namespace
 
@@ -65,15 +54,15 @@ bool parse_options(int argc, char** argv, Options& o, const char* program, bool 
     else if (arg == "--matrix-dir") matrix_dir = value();
     else if (arg == "--schedules") o.schedules = split(value());
     else if (arg == "--precision") o.precisions = split(value());
-    else if (arg == "--repeats") o.repeats = std::stoi(value());
-    else if (arg == "--large-repeats") o.large_repeats = std::stoi(value());
-    else if (arg == "--max-nnz") o.max_nnz = static_cast<std::int64_t>(std::stod(value()));
-    else if (arg == "--min-nnz") o.min_nnz = static_cast<std::int64_t>(std::stod(value()));
-    else if (arg == "--seed") o.seed = std::stoull(value());
+    else if (arg == "--repeats") o.repeats = parse_integer<int>(value(), arg, 1, 1 << 20);
+    else if (arg == "--large-repeats") o.large_repeats = parse_integer<int>(value(), arg, 1, 1 << 20);
+    else if (arg == "--max-nnz") o.max_nnz = parse_integer<std::int64_t>(value(), arg, 0, std::int64_t{1} << 40);
+    else if (arg == "--min-nnz") o.min_nnz = parse_integer<std::int64_t>(value(), arg, 0, std::int64_t{1} << 40);
+    else if (arg == "--seed") o.seed = parse_integer<std::uint64_t>(value(), arg);
     else if (arg == "--json") o.json = value();
     else if (spmv && arg == "--no-baseline") o.baseline = false;
-    else if (spmv && arg == "--items-per-thread") o.items_per_thread = bounded(arg, value(), 1, 32);
-    else if (spmv && arg == "--iterations") o.iterations = bounded(arg, value(), 1, 64);
+    else if (spmv && arg == "--items-per-thread") o.items_per_thread = parse_integer<unsigned>(value(), arg, 1, 32);
+    else if (spmv && arg == "--iterations") o.iterations = parse_integer<unsigned>(value(), arg, 1, 64);
     else throw InputError(arg, "unknown option\n" + usage);
   }
   if (!suite.empty()) {

@@ -50,3 +50,15 @@ TEST_CASE("spmv cli: bad knob values name the option and the range", "[spmv][cli
   // apiary-visit has no multi-phase knobs.
   CHECK(error_of({"--generate", "lap2d:n=10", "--items-per-thread", "7"}, false).find("unknown option") != std::string::npos);
 }
+
+TEST_CASE("spmv cli: counts are whole numbers, all of the text, in range", "[spmv][cli]") {
+  for (const char* bad : {"5x", "abc", "", "1.5", "99999999999"}) {
+    INFO(bad);
+    CHECK(error_of({"--generate", "lap2d:n=10", "--repeats", bad}).find("--repeats") != std::string::npos);
+  }
+  CHECK(error_of({"--generate", "lap2d:n=10", "--seed", "-1"}).find("--seed") != std::string::npos);
+  CHECK(error_of({"--generate", "lap2d:n=10", "--max-nnz", "1e30"}).find("--max-nnz") != std::string::npos);
+  const auto o = parse({"--generate", "lap2d:n=10", "--max-nnz", "1e7", "--seed", "18446744073709551615"});
+  CHECK(o.max_nnz == 10'000'000);
+  CHECK(o.seed == 18446744073709551615ull);
+}
