@@ -1,11 +1,13 @@
 #include <apiary/sparse/generators.hpp>
 
 #include <apiary/error.hpp>
+#include <apiary/parse_number.hpp>
 #include <apiary/platform.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -418,15 +420,8 @@ Csr<double> generate(const std::string& spec) {
       const std::string item = spec.substr(pos, comma - pos);
       const auto eq = item.find('=');
       if (eq == std::string::npos) throw InputError(spec, "expected key=value, got '" + item + "'");
-      try {
-        std::size_t used = 0;
-        const std::string text = item.substr(eq + 1);
-        const double value = std::stod(text, &used);
-        if (used != text.size() || !std::isfinite(value)) throw std::invalid_argument("trailing text or not finite");
-        args[item.substr(0, eq)] = value;
-      } catch (const std::exception&) {
-        throw InputError(spec, "bad number in '" + item + "' (a finite decimal number, e.g. 1000 or 1e6)");
-      }
+      args[item.substr(0, eq)] = parse_real(item.substr(eq + 1), spec, std::numeric_limits<double>::lowest(),
+                                             std::numeric_limits<double>::max());
       pos = comma + 1;
     }
   }
