@@ -30,7 +30,7 @@ bool parse_options(int argc, char** argv, Options& o, const char* program, bool 
                             " [--matrix FILE.mtx]... [--generate SPEC]... [--suite SUITE.json [--matrix-dir DIR]]\n"
                             "       [--schedules a,b,...|all] [--precision fp32,fp64] [--repeats N] [--large-repeats N]\n"
                             "       [--min-nnz N] [--max-nnz N] [--seed N] [--json OUT.jsonl|-]" +
-                            (spmv ? " [--no-baseline] [--items-per-thread K] [--iterations IS]" : "") +
+                            (spmv ? " [--no-baseline] [--items-per-thread K] [--iterations IS]\n       [--split-row-store-max N]" : "") +
                             "\n  schedules: thread_mapped warp_mapped block_mapped virtual_warp group_mapped\n"
                             "             dynamic_virtual_warp cta_warp_scan local_warp_search direct_search block_search\n"
                             "             two_phase merge_path multi_phase" +
@@ -63,6 +63,7 @@ bool parse_options(int argc, char** argv, Options& o, const char* program, bool 
     else if (spmv && arg == "--no-baseline") o.baseline = false;
     else if (spmv && arg == "--items-per-thread") o.items_per_thread = parse_integer<unsigned>(value(), arg, 1, 32);
     else if (spmv && arg == "--iterations") o.iterations = parse_integer<unsigned>(value(), arg, 1, 64);
+    else if (spmv && arg == "--split-row-store-max") o.split_row_store_max = parse_integer<unsigned>(value(), arg, 0, 1u << 20);
     else throw InputError(arg, "unknown option\n" + usage);
   }
   if (!suite.empty()) {

@@ -27,6 +27,9 @@ struct Options {
   // still lowers them when the matrix would not fill the device (Tuning::fill_device).
   unsigned items_per_thread = 0;
   unsigned iterations = 0;
+  // Multi-phase stores split rows itself up to this row length (Tuning::split_row_store_max;
+  // 0 switches it off). Unset: the Tuning default.
+  std::optional<unsigned> split_row_store_max;
 };
 
 // Throws InputError with usage on bad arguments; returns false when --help was given.

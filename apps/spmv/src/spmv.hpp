@@ -32,6 +32,11 @@ struct Tuning {
   // IS = 1) instead of two of 7 (measured on an H100, docs/spmv.md). Off by default so
   // explicit knobs stay as given.
   bool fit_window = false;
+  // Multi-phase on matrices below 5·10^6 non-zeros with no empty row and no row longer than
+  // this: the thread that holds a row's last non-zero sums the whole row and stores it
+  // (LaunchConfig::split_row_stores), so y is not cleared first and split rows take no
+  // atomics. 0 switches it off.
+  unsigned split_row_store_max = 64;
 };
 
 // The window multi-phase uses on a matrix with these row statistics: `tuning`'s items per
@@ -49,6 +54,7 @@ struct LaunchConfig {
   std::size_t shared_bytes = 0;
   balance::ScheduleParams<index_t> params;
   bool zero_output = false;  // schedules with atomic runs need y = 0 first
+  bool split_row_stores = false;  // multi-phase: every row stored once by its last thread (Tuning)
 };
 
 // Launches y = A x with schedule `kind` (spmv_launch_*.cu). Declared for float and double.

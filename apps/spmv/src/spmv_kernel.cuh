@@ -49,7 +49,16 @@ struct alignas(16) Vec4<double> {
 // added atomically: about one atomic per window instead of up to two per warp. This is for
 // fp64 only, whose atomics on y cost the H200 far more than fp32 ones (docs/spmv.md); fp32
 // keeps the atomics at every warp edge.
-template <class T>
+// With SplitRowStores (LaunchConfig::split_row_stores: every row non-empty and short) no
+// split row is combined at all: the thread holding a row's last atom adds up the row's earlier
+// atoms itself and stores the row, so every row is stored exactly once, y needs no clear before
+// the kernel and takes no atomics. The earlier atoms lie in the window's staged products, and
+// for the one row that crosses the window's start, in a carry: the window's predecessor in the
+// chunk leaves the share of the row it leaves open (stage_out), and a chunk's first window gets
+// the share of its first row before the chunk from warp 0 (stage_chunk). (A template parameter,
+// not a flag: as a run-time flag both ways in one kernel took 48 / 64 registers instead of
+// 32 / 30, fp32 / fp64.)
+template <class T, bool SplitRowStores = false>
 struct SpmvSink {
   const index_t* __restrict__ cols;
   const T* __restrict__ vals;
@@ -67,7 +76,28 @@ struct SpmvSink {
   T close_value = 0, open_value = 0;
   bool opens_right = false;
 
+  // SplitRowStores: the row this thread leaves open at its last atom, where that row begins and
+  // where this thread's share of it ends.
+  index_t open_first = 0, open_last = 0;
+
   __device__ __forceinline__ T product(index_t k) const { return __ldg(vals + k) * __ldg(x + __ldg(cols + k)); }
+
+  // SplitRowStores: the share of the row crossing the current window's start that lies before it.
+  __device__ __forceinline__ static T& split_row_carry() {
+    __shared__ T carry;
+    return carry;
+  }
+  // SplitRowStores: the staged products of atoms [max(row_first, window_first), end) of a row.
+  __device__ __forceinline__ T staged_share(index_t row_first, index_t end) const {
+    T share = 0;
+#pragma unroll 1
+    for (index_t k = row_first > window_first ? row_first : window_first; k < end; ++k) share += stage[k - window_first];
+    return share;
+  }
+  // SplitRowStores: the atoms [row_first, first) of a row this thread closes.
+  __device__ __forceinline__ T split_row_head(index_t row_first, index_t first) const {
+    return (row_first < window_first ? split_row_carry() : T(0)) + staged_share(row_first, first);
+  }
 
   __device__ __forceinline__ void operator()(const balance::Run<index_t>& r) {
     T sum = 0;
@@ -101,6 +131,16 @@ struct SpmvSink {
         if (staged) {
           // Staged runs come from emit_contiguous, which says where they lie in their row.
           const bool ends = r.ends_tile(), begins = r.begins_tile();
+          if constexpr (SplitRowStores) {
+            if (ends) {  // the row's last atom is this thread's: it stores the row
+              y[r.tile] = split_row_head(r.tile_first, r.first) + sum;
+            } else {  // the row goes on after this thread (the last run of its atoms)
+              open_row = r.tile;
+              open_first = r.tile_first;
+              open_last = r.last;
+            }
+            break;
+          }
           if (!ends) {  // continues after this thread: the last run of its atoms
             open_row = r.tile;
             open_value = sum;
@@ -162,8 +202,30 @@ struct SpmvSink {
     staged = true;
   }
   // Called by every thread of the team (uniform control flow): whole warps take part.
+  // SplitRowStores: warp 0 sums the atoms [tile_first, first) of the row that crosses the start
+  // of a chunk (the chunk's first window starts at `first`) into the carry.
   template <class TeamT>
-  __device__ __forceinline__ void stage_out(TeamT&, index_t, index_t) {
+  __device__ __forceinline__ void stage_chunk(TeamT&, index_t tile_first, index_t first) {
+    if constexpr (SplitRowStores) {
+      if (tile_first < first && threadIdx.x < 32) {
+        T share = 0;
+        for (index_t k = tile_first + static_cast<index_t>(threadIdx.x); k < first; k += 32) share += product(k);
+        for (unsigned d = 16; d > 0; d /= 2) share += __shfl_xor_sync(0xffffffffu, share, d);
+        if (threadIdx.x == 0) split_row_carry() = share;
+      }
+    }
+  }
+
+  template <class TeamT>
+  __device__ __forceinline__ void stage_out(TeamT&, index_t, index_t last) {
+    if constexpr (SplitRowStores) {  // every row that ended in the window was stored
+      // The thread holding the window's last atom carries the share of a row that goes on
+      // into the next window (the window's runs are done: nobody reads the carry now).
+      if (open_row >= 0 && open_last == last) split_row_carry() = split_row_head(open_first, last);
+      open_row = -1;
+      staged = false;
+      return;
+    }
     constexpr unsigned all = 0xffffffffu;
     const unsigned lane = threadIdx.x & 31u;
     // Inclusive segmented scan of the open partials over the lanes, keyed by row. Rows are
@@ -227,7 +289,7 @@ struct SpmvSink {
 
 }  // namespace detail
 
-template <ScheduleKind K, class T>
+template <ScheduleKind K, class T, bool SplitRowStores = false>
 __global__ void __launch_bounds__(256) spmv_kernel(sparse::CsrView<T> a, const T* __restrict__ x, T* __restrict__ y,
                                                    balance::ScheduleParams<index_t> params) {
   extern __shared__ __align__(16) unsigned char shared[];
@@ -239,14 +301,14 @@ __global__ void __launch_bounds__(256) spmv_kernel(sparse::CsrView<T> a, const T
   if constexpr (K == ScheduleKind::multi_phase)
     stage_bytes = (static_cast<std::size_t>(blockDim.x) * params.items_per_thread * sizeof(T) + 15) / 16 * 16;
   Sched sched(procs, layout, params, shared + stage_bytes);
-  detail::SpmvSink<T> sink{a.col_indices, a.values, x, y};
+  detail::SpmvSink<T, SplitRowStores> sink{a.col_indices, a.values, x, y};
   if constexpr (K == ScheduleKind::multi_phase) {
     sink.stage = reinterpret_cast<T*>(shared);
     sched.run(sink);
   } else {
     // Plain sinks: no staging hooks, so the schedule reads global memory directly.
     struct Plain {
-      detail::SpmvSink<T>* s;
+      detail::SpmvSink<T, SplitRowStores>* s;
       __device__ __forceinline__ void operator()(const balance::Run<index_t>& r) { (*s)(r); }
     } plain{&sink};
     sched.run(plain);
@@ -262,18 +324,26 @@ std::size_t shared_bytes_of(unsigned block, const balance::ScheduleParams<index_
   return stage + Sched::scratch_bytes(block, params);
 }
 
-template <ScheduleKind K, class T>
-void launch_kind(const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T* y, cudaStream_t stream) {
+template <ScheduleKind K, class T, bool SplitRowStores>
+void launch_kernel(const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T* y, cudaStream_t stream) {
   if (config.shared_bytes > 48 * 1024) {
     static bool raised = false;  // once per instantiation
     if (!raised) {
-      APIARY_CUDA_CHECK(cudaFuncSetAttribute(spmv_kernel<K, T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      APIARY_CUDA_CHECK(cudaFuncSetAttribute(spmv_kernel<K, T, SplitRowStores>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(config.shared_bytes)));
       raised = true;
     }
   }
-  spmv_kernel<K, T><<<config.grid, config.block, config.shared_bytes, stream>>>(a, x, y, config.params);
+  spmv_kernel<K, T, SplitRowStores><<<config.grid, config.block, config.shared_bytes, stream>>>(a, x, y, config.params);
   APIARY_CUDA_CHECK(cudaGetLastError());
+}
+
+template <ScheduleKind K, class T>
+void launch_kind(const LaunchConfig& config, sparse::CsrView<T> a, const T* x, T* y, cudaStream_t stream) {
+  if constexpr (K == ScheduleKind::multi_phase) {
+    if (config.split_row_stores) return launch_kernel<K, T, true>(config, a, x, y, stream);
+  }
+  launch_kernel<K, T, false>(config, a, x, y, stream);
 }
 
 #define APIARY_SPMV_INSTANTIATE(K)                                                                                  \

@@ -135,6 +135,7 @@ void run_matrix(Context& ctx, const MatrixSource& src, const sparse::Csr<double>
     tuning.fit_window = !ctx.options.items_per_thread && !ctx.options.iterations;
     if (ctx.options.items_per_thread) tuning.items_per_thread = ctx.options.items_per_thread;
     if (ctx.options.iterations) tuning.iterations = ctx.options.iterations;
+    if (ctx.options.split_row_store_max) tuning.split_row_store_max = *ctx.options.split_row_store_max;
     SpmvPlan<T> plan(kind, da.view(), stats, ctx.device.sm_count, tuning);
     rec["setup_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     rec["config"] = nlohmann::json::parse(plan.describe());

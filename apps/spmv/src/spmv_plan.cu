@@ -49,6 +49,12 @@ constexpr double kBandedSpread = 0.1;
 // banded matrices with >= 1e7 non-zeros took 0.967x the time in geomean with K = 11, IS = 1
 // (0.94-1.02x, fp32 and fp64); the scattered ones 1.00-1.06x in a sweep, so they keep K = 7,
 // IS = 2 (docs/spmv.md, "Kept: one window of 11 for large banded matrices").
+// Multi-phase stores split rows itself (Tuning::split_row_store_max) only below this many
+// non-zeros. Measured on an H200 against the clear and the atomics (docs/spmv.md, "Kept: split
+// rows stored by their last thread"): below it 0.64-0.95x the time on the matrices it applies
+// to, where the clear is a launch-sized share of a short kernel; above it fp64 took up to 2.1x
+// as long on scattered columns (regular16_5m, lap3d_7pt_150_perm), fp32 0.92-1.09x.
+constexpr std::int64_t kNnzSplitRowStores = 5'000'000;
 constexpr unsigned kBandedItems = 11;
 constexpr unsigned kBandedIterations = 1;
 
@@ -156,7 +162,11 @@ SpmvPlan<T>::SpmvPlan(ScheduleKind kind, sparse::CsrView<T> a, const sparse::Row
         << max_shared << ": lower the items per thread or the iterations";
     throw InputError(std::string(balance::name(kind)), why.str());
   }
+  config_.split_row_stores = kind == ScheduleKind::multi_phase && tuning.split_row_store_max > 0 && stats.empty_rows == 0 &&
+                             stats.max <= static_cast<std::int64_t>(tuning.split_row_store_max) &&
+                             nnz < kNnzSplitRowStores;
   config_.zero_output = [&] {
+    if (config_.split_row_stores) return false;
     switch (kind) {
       case ScheduleKind::thread_mapped:
       case ScheduleKind::warp_mapped:
@@ -181,7 +191,8 @@ std::string SpmvPlan<T>::describe() const {
     << ",\"group_size\":" << p.group_size << ",\"items_per_thread\":" << p.items_per_thread
     << ",\"iterations\":" << p.iterations << ",\"search\":\""
     << (p.search == balance::SearchKind::interpolation ? "interpolation" : "binary") << "\",\"zero_output\":"
-    << (config_.zero_output ? "true" : "false") << "}";
+    << (config_.zero_output ? "true" : "false") << ",\"split_row_stores\":" << (config_.split_row_stores ? "true" : "false")
+    << "}";
   return s.str();
 }
 

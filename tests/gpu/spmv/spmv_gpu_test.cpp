@@ -109,7 +109,7 @@ int main() {
     std::vector<std::pair<std::string, sparse::Csr<double>>> matrices;
     for (const char* spec : {"lap2d:n=50", "lap3d:n=20,points=27,perm=1", "A3", "rmat:scale=12,ef=8",
                              "powerlaw:n=20000,avg=6,alpha=1.5,max=5000", "longrows:n=30000,avg=8,long=3,len=25000",
-                             "regular:n=5000,k=8", "road:n=120,keep=0.5", "diagdom:n=1,avg=1", "powerlaw:n=3000,avg=0.5,alpha=1.2,max=2000"})
+                             "regular:n=5000,k=8", "regular:n=3000,k=64", "road:n=120,keep=0.5", "diagdom:n=1,avg=1", "powerlaw:n=3000,avg=0.5,alpha=1.2,max=2000"})
       matrices.emplace_back(spec, sparse::generate(spec));
     // Shapes the generators do not make: a single very long row, all-empty rows, a rectangle.
     {
@@ -141,10 +141,34 @@ int main() {
       check_spmv<float>(name, a, sms, Tuning{});
       check_spmv<double>(name, a, sms, Tuning{});
       check_spmv<float>(name, a, sms, Tuning{256, 3, 4});  // other knobs: more windows, splits
-      check_spmv<double>(name, a, sms, Tuning{256, 1, 1});
-      check_spmv<float>(name, a, sms, Tuning{256, 11, 1});  // the window of large banded matrices
+      // Split rows combined by shuffles and atomics (split_row_store_max 0) on every matrix too:
+      // with the default, short-row matrices store them instead.
+      check_spmv<double>(name, a, sms, Tuning{256, 1, 1, false, false, 0});
+      check_spmv<float>(name, a, sms, Tuning{256, 11, 1, false, false, 0});  // the window of large banded matrices
       check_spmv<double>(name, a, sms, Tuning{256, 11, 1});
       check_visit(name, a, sms);
+    }
+    {  // multi-phase stores split rows itself exactly where every row is non-empty and short
+      struct Case {
+        const char* spec;
+        unsigned store_max;
+        bool stores;
+      };
+      for (const Case& c : {Case{"regular:n=3000,k=64", 64, true}, Case{"regular:n=3000,k=64", 63, false},
+                            Case{"lap2d:n=50", 0, false}, Case{"powerlaw:n=3000,avg=0.5,alpha=1.2,max=2000", 1u << 20, false}}) {
+        const sparse::Csr<float> a = sparse::cast_values<float>(sparse::generate(c.spec));
+        const sparse::DeviceCsr<float> da(a);
+        Tuning tuning;
+        tuning.split_row_store_max = c.store_max;
+        const SpmvPlan<float> plan(ScheduleKind::multi_phase, da.view(), sparse::row_stats(a.row_offsets, a.col_indices, a.cols),
+                                   sms, tuning);
+        ++checks;
+        if (plan.config().split_row_stores != c.stores || plan.config().zero_output == c.stores) {
+          ++failures;
+          std::printf("FAIL: multi-phase on %s with split_row_store_max %u: split_row_stores %d, zero_output %d\n", c.spec,
+                      c.store_max, plan.config().split_row_stores, plan.config().zero_output);
+        }
+      }
     }
     {  // impossible knobs: a clear error before any launch, not a failed launch
       const sparse::Csr<float> a = sparse::cast_values<float>(matrices.front().second);

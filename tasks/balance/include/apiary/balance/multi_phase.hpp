@@ -7,6 +7,7 @@
 //     stage the window through shared memory in coalesced order (stage.hpp); each thread then
 //     takes K consecutive atoms of the window, finds its first tile with the optimized binary
 //     search in shared memory and emits its runs; then the sink may flush the window coalesced.
+//     A sink may also learn where each chunk starts in its first tile (stage_chunk, stage.hpp).
 // The iteration factor IS amortises the partition search and the offsets load over IS windows.
 #pragma once
 
@@ -72,6 +73,8 @@ class MultiPhase {
         constexpr bool staging = StagingSink<Sink, decltype(team), I>;
         if constexpr (staging) {
           stage_in(sink, team, first, last);
+          if constexpr (ChunkStagingSink<Sink, decltype(team), I>)
+            if (it == 0) sink.stage_chunk(team, cached ? offsets_[0] : layout_.tile_begin(t0), first);
           team.sync();
         }
         const I lo = first + static_cast<I>(rank) * K;
