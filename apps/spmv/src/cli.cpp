@@ -1,4 +1,5 @@
 #include "cli.hpp"
+#include "spmv.hpp"
 
 #include <apiary/error.hpp>
 #include <apiary/parse_number.hpp>
@@ -63,7 +64,7 @@ bool parse_options(int argc, char** argv, Options& o, const char* program, bool 
     else if (spmv && arg == "--no-baseline") o.baseline = false;
     else if (spmv && arg == "--items-per-thread") o.items_per_thread = parse_integer<unsigned>(value(), arg, 1, 32);
     else if (spmv && arg == "--iterations") o.iterations = parse_integer<unsigned>(value(), arg, 1, 64);
-    else if (spmv && arg == "--split-row-store-max") o.split_row_store_max = parse_integer<unsigned>(value(), arg, 0, 1u << 20);
+    else if (spmv && arg == "--split-row-store-max") o.split_row_store_max = parse_integer<unsigned>(value(), arg, 0, split_row_store_limit);
     else throw InputError(arg, "unknown option\n" + usage);
   }
   if (!suite.empty()) {

@@ -17,6 +17,10 @@ namespace apiary::spmv {
 using balance::ScheduleKind;
 using sparse::index_t;
 
+// The longest rows multi-phase stores whole (Tuning::split_row_store_max): its shared-memory
+// window keeps room for a chunk's last row past the chunk's end.
+constexpr unsigned split_row_store_limit = 64;
+
 // Per-architecture tuning constants in one place (CUB style). Block size 256 for all kernels;
 // items per thread odd so that thread i's K consecutive staged values sit in distinct banks.
 struct Tuning {
@@ -35,8 +39,8 @@ struct Tuning {
   // Multi-phase on matrices below 5·10^6 non-zeros with no empty row and no row longer than
   // this: the thread that holds a row's last non-zero sums the whole row and stores it
   // (LaunchConfig::split_row_stores), so y is not cleared first and split rows take no
-  // atomics. 0 switches it off.
-  unsigned split_row_store_max = 64;
+  // atomics. 0 switches it off; at most split_row_store_limit.
+  unsigned split_row_store_max = split_row_store_limit;
 };
 
 // The window multi-phase uses on a matrix with these row statistics: `tuning`'s items per

@@ -49,15 +49,16 @@ struct alignas(16) Vec4<double> {
 // added atomically: about one atomic per window instead of up to two per warp. This is for
 // fp64 only, whose atomics on y cost the H200 far more than fp32 ones (docs/spmv.md); fp32
 // keeps the atomics at every warp edge.
-// With SplitRowStores (LaunchConfig::split_row_stores: every row non-empty and short) no
-// split row is combined at all: the thread holding a row's last atom adds up the row's earlier
-// atoms itself and stores the row, so every row is stored exactly once, y needs no clear before
-// the kernel and takes no atomics. The earlier atoms lie in the window's staged products, and
-// for the one row that crosses the window's start, in a carry: the window's predecessor in the
-// chunk leaves the share of the row it leaves open (stage_out), and a chunk's first window gets
-// the share of its first row before the chunk from warp 0 (stage_chunk). (A template parameter,
-// not a flag: as a run-time flag both ways in one kernel took 48 / 64 registers instead of
-// 32 / 30, fp32 / fp64.)
+// With SplitRowStores (LaunchConfig::split_row_stores: every row non-empty and at most
+// split_row_store_limit long) no split row is combined at all: every row is stored exactly
+// once, by one thread that adds up all of its products itself, so y needs no clear before the
+// kernel and takes no atomics. A row inside a chunk is stored by the thread holding its last
+// atom; its earlier products lie in the window's staged values, and for the one row crossing
+// the window's start, in a carry that the previous window's last thread left (stage_out). A row
+// crossing a chunk's end belongs to that chunk: its last window stages the row's products past
+// the chunk's end as well (stage_chunk says where the row ends), its last thread stores the
+// row, and the next chunk skips it. (A template parameter, not a flag: as a run-time flag both
+// ways in one kernel took 48 / 64 registers instead of 32 / 30, fp32 / fp64.)
 template <class T, bool SplitRowStores = false>
 struct SpmvSink {
   const index_t* __restrict__ cols;
@@ -77,8 +78,9 @@ struct SpmvSink {
   bool opens_right = false;
 
   // SplitRowStores: the row this thread leaves open at its last atom, where that row begins and
-  // where this thread's share of it ends.
+  // where this thread's share of it ends; the chunk's atoms and where its last row ends.
   index_t open_first = 0, open_last = 0;
+  index_t chunk_first = 0, chunk_last = 0, chunk_row_end = 0;
 
   __device__ __forceinline__ T product(index_t k) const { return __ldg(vals + k) * __ldg(x + __ldg(cols + k)); }
 
@@ -133,7 +135,7 @@ struct SpmvSink {
           const bool ends = r.ends_tile(), begins = r.begins_tile();
           if constexpr (SplitRowStores) {
             if (ends) {  // the row's last atom is this thread's: it stores the row
-              y[r.tile] = split_row_head(r.tile_first, r.first) + sum;
+              if (r.tile_first >= chunk_first) y[r.tile] = split_row_head(r.tile_first, r.first) + sum;
             } else {  // the row goes on after this thread (the last run of its atoms)
               open_row = r.tile;
               open_first = r.tile_first;
@@ -170,6 +172,8 @@ struct SpmvSink {
   template <class TeamT>
   __device__ __forceinline__ void stage_in(TeamT& team, index_t first, index_t last) {
     const unsigned rank = team.rank(), size = team.size();
+    // SplitRowStores: a chunk's last window stages its last row's products past the chunk too.
+    if constexpr (SplitRowStores) last = last == chunk_last ? chunk_row_end : last;
     const index_t n = last - first;
     index_t done = 0;
     // Windows start at multiples of block * K (a multiple of 4), so 16-byte vector loads of
@@ -202,26 +206,28 @@ struct SpmvSink {
     staged = true;
   }
   // Called by every thread of the team (uniform control flow): whole warps take part.
-  // SplitRowStores: warp 0 sums the atoms [tile_first, first) of the row that crosses the start
-  // of a chunk (the chunk's first window starts at `first`) into the carry.
+  // SplitRowStores: the chunk of consecutive windows about to run holds atoms [first, last);
+  // its last row ends at row_end (>= last).
   template <class TeamT>
-  __device__ __forceinline__ void stage_chunk(TeamT&, index_t tile_first, index_t first) {
-    if constexpr (SplitRowStores) {
-      if (tile_first < first && threadIdx.x < 32) {
-        T share = 0;
-        for (index_t k = tile_first + static_cast<index_t>(threadIdx.x); k < first; k += 32) share += product(k);
-        for (unsigned d = 16; d > 0; d /= 2) share += __shfl_xor_sync(0xffffffffu, share, d);
-        if (threadIdx.x == 0) split_row_carry() = share;
-      }
-    }
+    requires SplitRowStores
+  __device__ __forceinline__ void stage_chunk(TeamT&, index_t first, index_t last, index_t row_end) {
+    chunk_first = first;
+    chunk_last = last;
+    chunk_row_end = row_end;
   }
 
   template <class TeamT>
   __device__ __forceinline__ void stage_out(TeamT&, index_t, index_t last) {
     if constexpr (SplitRowStores) {  // every row that ended in the window was stored
-      // The thread holding the window's last atom carries the share of a row that goes on
-      // into the next window (the window's runs are done: nobody reads the carry now).
-      if (open_row >= 0 && open_last == last) split_row_carry() = split_row_head(open_first, last);
+      // The thread holding the window's last atom stores a row that goes on past the chunk
+      // (its products are staged), or carries the share of one that goes on into the next
+      // window (the window's runs are done: nobody reads the carry now).
+      if (open_row >= 0 && open_last == last) {
+        const bool chunk_ends = last == chunk_last;
+        const T share = split_row_head(open_first, chunk_ends ? chunk_row_end : last);
+        if (chunk_ends) y[open_row] = share;
+        else split_row_carry() = share;
+      }
       open_row = -1;
       staged = false;
       return;
@@ -289,8 +295,18 @@ struct SpmvSink {
 
 }  // namespace detail
 
+// Multi-phase: the shared-memory window, with room for a chunk's last row past its end
+// (SplitRowStores: at most split_row_store_limit - 1 products).
+template <class T>
+__host__ __device__ std::size_t staging_bytes(unsigned block, const balance::ScheduleParams<index_t>& params) {
+  const std::size_t slots = static_cast<std::size_t>(block) * params.items_per_thread + split_row_store_limit;
+  return (slots * sizeof(T) + 15) / 16 * 16;
+}
+
+// The stored-split-rows kernel is held to 8 blocks per SM (32 registers, no spills): left to
+// itself ptxas gave its fp32 kernel 38-48 registers, 5-6 resident blocks instead of 8.
 template <ScheduleKind K, class T, bool SplitRowStores = false>
-__global__ void __launch_bounds__(256) spmv_kernel(sparse::CsrView<T> a, const T* __restrict__ x, T* __restrict__ y,
+__global__ void __launch_bounds__(256, SplitRowStores ? 8 : 0) spmv_kernel(sparse::CsrView<T> a, const T* __restrict__ x, T* __restrict__ y,
                                                    balance::ScheduleParams<index_t> params) {
   extern __shared__ __align__(16) unsigned char shared[];
   auto procs = balance::grid_processors();
@@ -298,8 +314,7 @@ __global__ void __launch_bounds__(256) spmv_kernel(sparse::CsrView<T> a, const T
   using Sched = balance::schedule_t<K, balance::Processors<balance::BlockTeam>, balance::OffsetsLayout<index_t>>;
   // Staging buffer first (16-byte aligned), the schedule's scratch after it.
   std::size_t stage_bytes = 0;
-  if constexpr (K == ScheduleKind::multi_phase)
-    stage_bytes = (static_cast<std::size_t>(blockDim.x) * params.items_per_thread * sizeof(T) + 15) / 16 * 16;
+  if constexpr (K == ScheduleKind::multi_phase) stage_bytes = staging_bytes<T>(blockDim.x, params);
   Sched sched(procs, layout, params, shared + stage_bytes);
   detail::SpmvSink<T, SplitRowStores> sink{a.col_indices, a.values, x, y};
   if constexpr (K == ScheduleKind::multi_phase) {
@@ -320,7 +335,7 @@ template <ScheduleKind K, class T>
 std::size_t shared_bytes_of(unsigned block, const balance::ScheduleParams<index_t>& params) {
   using Sched = balance::schedule_t<K, balance::Processors<balance::BlockTeam>, balance::OffsetsLayout<index_t>>;
   std::size_t stage = 0;
-  if constexpr (K == ScheduleKind::multi_phase) stage = (static_cast<std::size_t>(block) * params.items_per_thread * sizeof(T) + 15) / 16 * 16;
+  if constexpr (K == ScheduleKind::multi_phase) stage = staging_bytes<T>(block, params);
   return stage + Sched::scratch_bytes(block, params);
 }
 

@@ -162,6 +162,11 @@ SpmvPlan<T>::SpmvPlan(ScheduleKind kind, sparse::CsrView<T> a, const sparse::Row
         << max_shared << ": lower the items per thread or the iterations";
     throw InputError(std::string(balance::name(kind)), why.str());
   }
+  if (tuning.split_row_store_max > split_row_store_limit)
+    throw InputError("split_row_store_max", std::to_string(tuning.split_row_store_max) + " is above the limit of " +
+                                                std::to_string(split_row_store_limit) +
+                                                " (the shared-memory window holds no longer rows); use 0 to " +
+                                                std::to_string(split_row_store_limit));
   config_.split_row_stores = kind == ScheduleKind::multi_phase && tuning.split_row_store_max > 0 && stats.empty_rows == 0 &&
                              stats.max <= static_cast<std::int64_t>(tuning.split_row_store_max) &&
                              nnz < kNnzSplitRowStores;

@@ -170,6 +170,24 @@ int main() {
         }
       }
     }
+    {  // rows longer than the shared-memory window keeps room for: refused, naming the knob
+      const sparse::Csr<float> a = sparse::cast_values<float>(matrices.front().second);
+      const sparse::DeviceCsr<float> da(a);
+      Tuning tuning;
+      tuning.split_row_store_max = split_row_store_limit + 1;
+      ++checks;
+      try {
+        SpmvPlan<float> plan(ScheduleKind::multi_phase, da.view(), sparse::row_stats(a.row_offsets, a.col_indices, a.cols),
+                             sms, tuning);
+        ++failures;
+        std::printf("FAIL: split_row_store_max %u was accepted\n", tuning.split_row_store_max);
+      } catch (const InputError& e) {
+        if (std::string(e.what()).find("split_row_store_max") == std::string::npos) {
+          ++failures;
+          std::printf("FAIL: the split_row_store_max error does not name it: %s\n", e.what());
+        }
+      }
+    }
     {  // impossible knobs: a clear error before any launch, not a failed launch
       const sparse::Csr<float> a = sparse::cast_values<float>(matrices.front().second);
       const sparse::DeviceCsr<float> da(a);

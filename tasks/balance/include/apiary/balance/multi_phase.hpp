@@ -7,7 +7,7 @@
 //     stage the window through shared memory in coalesced order (stage.hpp); each thread then
 //     takes K consecutive atoms of the window, finds its first tile with the optimized binary
 //     search in shared memory and emits its runs; then the sink may flush the window coalesced.
-//     A sink may also learn where each chunk starts in its first tile (stage_chunk, stage.hpp).
+//     A sink may also learn each chunk's atoms and where its last tile ends (stage_chunk, stage.hpp).
 // The iteration factor IS amortises the partition search and the offsets load over IS windows.
 #pragma once
 
@@ -64,6 +64,7 @@ class MultiPhase {
       const bool cached = count + 1 <= capacity;
       if (cached) load_offsets(t0, count, rank, size);
       team.sync();
+      if constexpr (ChunkStagingSink<Sink, decltype(team), I>) stage_chunk(sink, team, c0, chunk, t0, t1, cached);
       I hint = 0;  // windows advance monotonically: each search starts where the last ended
       for (unsigned it = 0; it < params_.iterations; ++it) {
         const std::int64_t w0 = c0 + static_cast<std::int64_t>(it) * window;
@@ -73,8 +74,6 @@ class MultiPhase {
         constexpr bool staging = StagingSink<Sink, decltype(team), I>;
         if constexpr (staging) {
           stage_in(sink, team, first, last);
-          if constexpr (ChunkStagingSink<Sink, decltype(team), I>)
-            if (it == 0) sink.stage_chunk(team, cached ? offsets_[0] : layout_.tile_begin(t0), first);
           team.sync();
         }
         const I lo = first + static_cast<I>(rank) * K;
@@ -103,6 +102,23 @@ class MultiPhase {
   }
 
  private:
+  // Tells the sink the chunk's atoms and where its last row ends: past the chunk when the tile
+  // holding the chunk's last atom goes on into the next chunk (t1, the next chunk's first tile,
+  // began before it).
+  APIARY_NO_EXEC_CHECK
+  template <class Sink, class TeamT>
+  APIARY_HD void stage_chunk(Sink& sink, TeamT& team, std::int64_t c0, std::int64_t chunk, I t0, I t1, bool cached) {
+    const I atoms = layout_.num_atoms();
+    const I first = static_cast<I>(c0);
+    const I last = static_cast<I>(min_of<std::int64_t>(atoms, c0 + chunk));
+    I row_end = last;
+    if (last < atoms) {
+      const I t1_first = cached ? offsets_[t1 - t0] : layout_.tile_begin(t1);
+      if (t1_first < last) row_end = cached ? offsets_[t1 - t0 + 1] : layout_.tile_begin(t1 + 1);
+    }
+    sink.stage_chunk(team, first, last, row_end);
+  }
+
   // offsets_[k] = tile_begin(t0 + k) for k in [0, count]: each thread issues a batch of loads
   // before it stores any, so a chunk's offsets cost one round trip, not one per entry.
   APIARY_HD void load_offsets(I t0, I count, unsigned rank, unsigned size) {

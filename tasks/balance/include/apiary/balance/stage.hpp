@@ -14,13 +14,13 @@ concept StagingSink = requires(Sink& sink, TeamT& team, I first, I last) {
   sink.stage_out(team, first, last);
 };
 
-// A further optional hook for sinks that need a chunk's start: after stage_in of the first
-// window of a chunk of consecutive windows (before the team's barrier and the runs),
-// stage_chunk(team, tile_first, first) says that the chunk begins at atom `first`, inside the
-// tile whose first atom is `tile_first` (<= first).
+// A further optional hook for sinks that need a chunk's bounds: before the windows of a chunk
+// of consecutive windows, stage_chunk(team, first, last, row_end) says that the chunk holds
+// atoms [first, last) and that the tile holding its last atom ends at row_end (>= last: past
+// the chunk where that tile goes on into the next one).
 template <class Sink, class TeamT, class I>
-concept ChunkStagingSink = requires(Sink& sink, TeamT& team, I tile_first, I first) {
-  sink.stage_chunk(team, tile_first, first);
+concept ChunkStagingSink = requires(Sink& sink, TeamT& team, I first, I last, I row_end) {
+  sink.stage_chunk(team, first, last, row_end);
 };
 
 APIARY_NO_EXEC_CHECK
