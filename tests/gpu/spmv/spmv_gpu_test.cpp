@@ -155,7 +155,7 @@ int main() {
         bool stores;
       };
       for (const Case& c : {Case{"regular:n=3000,k=64", 64, true}, Case{"regular:n=3000,k=64", 63, false},
-                            Case{"lap2d:n=50", 0, false}, Case{"powerlaw:n=3000,avg=0.5,alpha=1.2,max=2000", 1u << 20, false}}) {
+                            Case{"lap2d:n=50", 0, false}, Case{"powerlaw:n=3000,avg=0.5,alpha=1.2,max=2000", split_row_store_limit, false}}) {
         const sparse::Csr<float> a = sparse::cast_values<float>(sparse::generate(c.spec));
         const sparse::DeviceCsr<float> da(a);
         Tuning tuning;
