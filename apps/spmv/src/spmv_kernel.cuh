@@ -55,9 +55,10 @@ struct alignas(16) Vec4<double> {
 // kernel and takes no atomics. A row inside a chunk is stored by the thread holding its last
 // atom; its earlier products lie in the window's staged values, and for the one row crossing
 // the window's start, in a carry that the previous window's last thread left (stage_out). A row
-// crossing a chunk's end belongs to that chunk: its last window stages the row's products past
-// the chunk's end as well (stage_chunk says where the row ends), its last thread stores the
-// row, and the next chunk skips it. (A template parameter, not a flag: as a run-time flag both
+// crossing a chunk's end belongs to that chunk: its last window stages split_row_store_limit - 1
+// products past the chunk's end as well, the thread holding the chunk's last atom stores the
+// row, and the next chunk skips it. Staging needs no row bounds, so multi-phase stages a chunk's
+// first window while it loads the chunk's offsets (stages_without_offsets). (A template parameter, not a flag: as a run-time flag both
 // ways in one kernel took 48 / 64 registers instead of 32 / 30, fp32 / fp64.)
 template <class T, bool SplitRowStores = false>
 struct SpmvSink {
@@ -77,10 +78,11 @@ struct SpmvSink {
   T close_value = 0, open_value = 0;
   bool opens_right = false;
 
-  // SplitRowStores: the row this thread leaves open at its last atom, where that row begins and
-  // where this thread's share of it ends; the chunk's atoms and where its last row ends.
-  index_t open_first = 0, open_last = 0;
-  index_t chunk_first = 0, chunk_last = 0, chunk_row_end = 0;
+  // SplitRowStores: the row this thread leaves open at its last atom (its atoms [open_first,
+  // open_end), this thread's share ending at open_last), the chunk's atoms, all atoms.
+  index_t open_first = 0, open_last = 0, open_end = 0;
+  index_t chunk_first = 0, chunk_last = 0, atoms = 0;
+  static constexpr bool stages_without_offsets = SplitRowStores;
 
   __device__ __forceinline__ T product(index_t k) const { return __ldg(vals + k) * __ldg(x + __ldg(cols + k)); }
 
@@ -140,6 +142,7 @@ struct SpmvSink {
               open_row = r.tile;
               open_first = r.tile_first;
               open_last = r.last;
+              open_end = r.tile_last;
             }
             break;
           }
@@ -172,8 +175,9 @@ struct SpmvSink {
   template <class TeamT>
   __device__ __forceinline__ void stage_in(TeamT& team, index_t first, index_t last) {
     const unsigned rank = team.rank(), size = team.size();
-    // SplitRowStores: a chunk's last window stages its last row's products past the chunk too.
-    if constexpr (SplitRowStores) last = last == chunk_last ? chunk_row_end : last;
+    // SplitRowStores: a chunk's last window stages the products of a row going on past it too.
+    if constexpr (SplitRowStores)
+      if (last == chunk_last && last < atoms) last = balance::min_of<index_t>(atoms, last + index_t(split_row_store_limit - 1));
     const index_t n = last - first;
     index_t done = 0;
     // Windows start at multiples of block * K (a multiple of 4), so 16-byte vector loads of
@@ -206,14 +210,12 @@ struct SpmvSink {
     staged = true;
   }
   // Called by every thread of the team (uniform control flow): whole warps take part.
-  // SplitRowStores: the chunk of consecutive windows about to run holds atoms [first, last);
-  // its last row ends at row_end (>= last).
+  // SplitRowStores: the chunk of consecutive windows about to be staged holds atoms [first, last).
   template <class TeamT>
     requires SplitRowStores
-  __device__ __forceinline__ void stage_chunk(TeamT&, index_t first, index_t last, index_t row_end) {
+  __device__ __forceinline__ void stage_chunk(TeamT&, index_t first, index_t last) {
     chunk_first = first;
     chunk_last = last;
-    chunk_row_end = row_end;
   }
 
   template <class TeamT>
@@ -224,7 +226,7 @@ struct SpmvSink {
       // window (the window's runs are done: nobody reads the carry now).
       if (open_row >= 0 && open_last == last) {
         const bool chunk_ends = last == chunk_last;
-        const T share = split_row_head(open_first, chunk_ends ? chunk_row_end : last);
+        const T share = split_row_head(open_first, chunk_ends ? open_end : last);
         if (chunk_ends) y[open_row] = share;
         else split_row_carry() = share;
       }
@@ -303,10 +305,11 @@ __host__ __device__ std::size_t staging_bytes(unsigned block, const balance::Sch
   return (slots * sizeof(T) + 15) / 16 * 16;
 }
 
-// The stored-split-rows kernel is held to 8 blocks per SM (32 registers, no spills): left to
-// itself ptxas gave its fp32 kernel 38-48 registers, 5-6 resident blocks instead of 8.
+// The stored-split-rows kernel takes 48 registers (fp32 and fp64; 5 resident blocks per SM
+// instead of 8): its first window's loads are in flight with the chunk's offsets. Held to 8
+// blocks per SM it spills (48 / 72 bytes of stack), to 6 as well (24 / 40).
 template <ScheduleKind K, class T, bool SplitRowStores = false>
-__global__ void __launch_bounds__(256, SplitRowStores ? 8 : 0) spmv_kernel(sparse::CsrView<T> a, const T* __restrict__ x, T* __restrict__ y,
+__global__ void __launch_bounds__(256) spmv_kernel(sparse::CsrView<T> a, const T* __restrict__ x, T* __restrict__ y,
                                                    balance::ScheduleParams<index_t> params) {
   extern __shared__ __align__(16) unsigned char shared[];
   auto procs = balance::grid_processors();
@@ -317,6 +320,7 @@ __global__ void __launch_bounds__(256, SplitRowStores ? 8 : 0) spmv_kernel(spars
   if constexpr (K == ScheduleKind::multi_phase) stage_bytes = staging_bytes<T>(blockDim.x, params);
   Sched sched(procs, layout, params, shared + stage_bytes);
   detail::SpmvSink<T, SplitRowStores> sink{a.col_indices, a.values, x, y};
+  sink.atoms = a.nnz;
   if constexpr (K == ScheduleKind::multi_phase) {
     sink.stage = reinterpret_cast<T*>(shared);
     sched.run(sink);

@@ -7,7 +7,8 @@
 //     stage the window through shared memory in coalesced order (stage.hpp); each thread then
 //     takes K consecutive atoms of the window, finds its first tile with the optimized binary
 //     search in shared memory and emits its runs; then the sink may flush the window coalesced.
-//     A sink may also learn each chunk's atoms and where its last tile ends (stage_chunk, stage.hpp).
+//     A sink may also learn each chunk's atoms (stage_chunk, stage.hpp) and, if its staging
+//     needs no offsets, have a chunk's first window staged while the offsets load.
 // The iteration factor IS amortises the partition search and the offsets load over IS windows.
 #pragma once
 
@@ -62,19 +63,27 @@ class MultiPhase {
       const I t0 = params_.partition[c], t1 = params_.partition[c + 1];
       const I count = t1 - t0 + 1;
       const bool cached = count + 1 <= capacity;
+      constexpr bool staging = StagingSink<Sink, decltype(team), I>;
+      if constexpr (ChunkStagingSink<Sink, decltype(team), I>)
+        sink.stage_chunk(team, static_cast<I>(c0), static_cast<I>(min_of<std::int64_t>(atoms, c0 + chunk)));
+      // A sink that stages without the offsets gets its first window's loads in flight with the
+      // partition's and the offsets' (one round trip fewer before the first runs).
+      constexpr bool early = staging && StagesWithoutOffsets<Sink>;
+      if constexpr (early)
+        stage_in(sink, team, static_cast<I>(c0), static_cast<I>(min_of<std::int64_t>(atoms, c0 + window)));
       if (cached) load_offsets(t0, count, rank, size);
       team.sync();
-      if constexpr (ChunkStagingSink<Sink, decltype(team), I>) stage_chunk(sink, team, c0, chunk, t0, t1, cached);
       I hint = 0;  // windows advance monotonically: each search starts where the last ended
       for (unsigned it = 0; it < params_.iterations; ++it) {
         const std::int64_t w0 = c0 + static_cast<std::int64_t>(it) * window;
         if (w0 >= atoms) break;  // uniform over the team
         const I first = static_cast<I>(w0);
         const I last = min_of<I>(atoms, static_cast<I>(w0 + window));
-        constexpr bool staging = StagingSink<Sink, decltype(team), I>;
         if constexpr (staging) {
-          stage_in(sink, team, first, last);
-          team.sync();
+          if (!early || it != 0) {
+            stage_in(sink, team, first, last);
+            team.sync();
+          }
         }
         const I lo = first + static_cast<I>(rank) * K;
         const I hi = min_of<I>(last, lo + K);
@@ -102,23 +111,6 @@ class MultiPhase {
   }
 
  private:
-  // Tells the sink the chunk's atoms and where its last row ends: past the chunk when the tile
-  // holding the chunk's last atom goes on into the next chunk (t1, the next chunk's first tile,
-  // began before it).
-  APIARY_NO_EXEC_CHECK
-  template <class Sink, class TeamT>
-  APIARY_HD void stage_chunk(Sink& sink, TeamT& team, std::int64_t c0, std::int64_t chunk, I t0, I t1, bool cached) {
-    const I atoms = layout_.num_atoms();
-    const I first = static_cast<I>(c0);
-    const I last = static_cast<I>(min_of<std::int64_t>(atoms, c0 + chunk));
-    I row_end = last;
-    if (last < atoms) {
-      const I t1_first = cached ? offsets_[t1 - t0] : layout_.tile_begin(t1);
-      if (t1_first < last) row_end = cached ? offsets_[t1 - t0 + 1] : layout_.tile_begin(t1 + 1);
-    }
-    sink.stage_chunk(team, first, last, row_end);
-  }
-
   // offsets_[k] = tile_begin(t0 + k) for k in [0, count]: each thread issues a batch of loads
   // before it stores any, so a chunk's offsets cost one round trip, not one per entry.
   APIARY_HD void load_offsets(I t0, I count, unsigned rank, unsigned size) {

@@ -12,8 +12,9 @@
 //            `may_split`).
 // `edges` (runs of emit_contiguous only; 0 elsewhere) tells an atomic run's consumer where it
 // lies in its tile without reading the tile's bounds again: whether it begins at the tile's
-// first atom and whether it reaches the tile's end; `tile_first` (emit_contiguous only) is
-// that first atom, so a consumer may gather the rest of a tile itself.
+// first atom and whether it reaches the tile's end; `tile_first` and `tile_last`
+// (emit_contiguous only) are the tile's atoms [tile_first, tile_last), so a consumer may gather
+// the rest of a tile itself.
 #pragma once
 
 #include <apiary/balance/config.hpp>
@@ -34,6 +35,7 @@ struct Run {
   unsigned group_size;  // for Combine::group
   std::uint8_t edges = 0;  // RunEdge bits, when known
   I tile_first = 0;        // the tile's first atom, when edges are known
+  I tile_last = 0;         // one past the tile's last atom, when edges are known
 
   APIARY_HD bool edges_known() const { return (edges & known_edges) != 0; }
   APIARY_HD bool begins_tile() const { return (edges & begins_tile_edge) != 0; }
@@ -55,7 +57,7 @@ APIARY_HD void emit_contiguous(I tile, I first, I last, I num_tiles, OffsetsAt&&
       const bool begins = first == begin, ends = stop == end;
       const auto edges = static_cast<std::uint8_t>(Run<I>::known_edges | (begins ? Run<I>::begins_tile_edge : 0) |
                                                    (ends ? Run<I>::ends_tile_edge : 0));
-      sink(Run<I>{tile, first, stop, I{1}, begins && ends ? Combine::store : Combine::atomic, 1u, edges, begin});
+      sink(Run<I>{tile, first, stop, I{1}, begins && ends ? Combine::store : Combine::atomic, 1u, edges, begin, end});
     }
     first = stop > first ? stop : first;
     ++tile;

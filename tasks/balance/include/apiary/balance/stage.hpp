@@ -14,14 +14,16 @@ concept StagingSink = requires(Sink& sink, TeamT& team, I first, I last) {
   sink.stage_out(team, first, last);
 };
 
-// A further optional hook for sinks that need a chunk's bounds: before the windows of a chunk
-// of consecutive windows, stage_chunk(team, first, last, row_end) says that the chunk holds
-// atoms [first, last) and that the tile holding its last atom ends at row_end (>= last: past
-// the chunk where that tile goes on into the next one).
+// Further optional hooks for a schedule that walks chunks of consecutive windows:
+// stage_chunk(team, first, last) says, before any window of a chunk is staged, that the chunk
+// holds atoms [first, last); a sink whose staging needs nothing of the schedule's own loads
+// (no tile offsets) says so with `static constexpr bool stages_without_offsets = true`, and the
+// schedule may then stage a chunk's first window while it loads the chunk's offsets.
 template <class Sink, class TeamT, class I>
-concept ChunkStagingSink = requires(Sink& sink, TeamT& team, I first, I last, I row_end) {
-  sink.stage_chunk(team, first, last, row_end);
-};
+concept ChunkStagingSink = requires(Sink& sink, TeamT& team, I first, I last) { sink.stage_chunk(team, first, last); };
+
+template <class Sink>
+concept StagesWithoutOffsets = requires { requires Sink::stages_without_offsets; };
 
 APIARY_NO_EXEC_CHECK
 template <class Sink, class TeamT, class I>
