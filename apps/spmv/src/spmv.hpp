@@ -51,6 +51,13 @@ struct MultiPhaseWindow {
 };
 MultiPhaseWindow multi_phase_window(const sparse::RowStats& stats, const Tuning& tuning);
 
+// Whether multi-phase on a matrix with these row statistics stores its split rows itself
+// (LaunchConfig::split_row_stores): below 5·10^6 non-zeros, no empty row, no row longer than
+// tuning.split_row_store_max. The kernel relies on it for every row to be written, so `stats`
+// must be the matrix's own. Throws InputError for a split_row_store_max above
+// split_row_store_limit.
+bool stores_split_rows(const sparse::RowStats& stats, const Tuning& tuning);
+
 // Everything a launch needs; built by SpmvPlan.
 struct LaunchConfig {
   unsigned block = 256;

@@ -58,8 +58,9 @@ struct alignas(16) Vec4<double> {
 // crossing a chunk's end belongs to that chunk: its last window stages split_row_store_limit - 1
 // products past the chunk's end as well, the thread holding the chunk's last atom stores the
 // row, and the next chunk skips it. Staging needs no row bounds, so multi-phase stages a chunk's
-// first window while it loads the chunk's offsets (stages_without_offsets). (A template parameter, not a flag: as a run-time flag both
-// ways in one kernel took 48 / 64 registers instead of 32 / 30, fp32 / fp64.)
+// first window while it loads the chunk's offsets (stages_without_offsets). (A template
+// parameter, not a flag: as a run-time flag both ways in one kernel took 48 / 64 registers
+// instead of 32 / 30, fp32 / fp64.)
 template <class T, bool SplitRowStores = false>
 struct SpmvSink {
   const index_t* __restrict__ cols;
@@ -209,7 +210,6 @@ struct SpmvSink {
     window_first = first;
     staged = true;
   }
-  // Called by every thread of the team (uniform control flow): whole warps take part.
   // SplitRowStores: the chunk of consecutive windows about to be staged holds atoms [first, last).
   template <class TeamT>
     requires SplitRowStores
@@ -218,6 +218,7 @@ struct SpmvSink {
     chunk_last = last;
   }
 
+  // Called by every thread of the team (uniform control flow): whole warps take part.
   template <class TeamT>
   __device__ __forceinline__ void stage_out(TeamT&, index_t, index_t last) {
     if constexpr (SplitRowStores) {  // every row that ended in the window was stored

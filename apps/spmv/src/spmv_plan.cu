@@ -49,14 +49,15 @@ constexpr double kBandedSpread = 0.1;
 // banded matrices with >= 1e7 non-zeros took 0.967x the time in geomean with K = 11, IS = 1
 // (0.94-1.02x, fp32 and fp64); the scattered ones 1.00-1.06x in a sweep, so they keep K = 7,
 // IS = 2 (docs/spmv.md, "Kept: one window of 11 for large banded matrices").
+constexpr unsigned kBandedItems = 11;
+constexpr unsigned kBandedIterations = 1;
+
 // Multi-phase stores split rows itself (Tuning::split_row_store_max) only below this many
 // non-zeros. Measured on an H200 against the clear and the atomics (docs/spmv.md, "Kept: split
 // rows stored by their last thread"): below it 0.64-0.95x the time on the matrices it applies
 // to, where the clear is a launch-sized share of a short kernel; above it fp64 took up to 2.1x
 // as long on scattered columns (regular16_5m, lap3d_7pt_150_perm), fp32 0.92-1.09x.
 constexpr std::int64_t kNnzSplitRowStores = 5'000'000;
-constexpr unsigned kBandedItems = 11;
-constexpr unsigned kBandedIterations = 1;
 
 __global__ void partition_kernel(balance::OffsetsLayout<index_t> layout, std::int64_t chunk_atoms,
                                  balance::SearchKind search, index_t* partition, index_t chunks) {
@@ -84,6 +85,16 @@ void launch_spmv(ScheduleKind kind, const LaunchConfig& config, sparse::CsrView<
   balance::visit_schedule(kind, [&](auto k) { launch_kind<decltype(k)::value, T>(config, a, x, y, stream); });
 }
 
+bool stores_split_rows(const sparse::RowStats& stats, const Tuning& tuning) {
+  if (tuning.split_row_store_max > split_row_store_limit)
+    throw InputError("split_row_store_max", std::to_string(tuning.split_row_store_max) + " is above the limit of " +
+                                                std::to_string(split_row_store_limit) +
+                                                " (the shared-memory window holds no longer rows); use 0 to " +
+                                                std::to_string(split_row_store_limit));
+  return tuning.split_row_store_max > 0 && stats.empty_rows == 0 &&
+         stats.max <= static_cast<std::int64_t>(tuning.split_row_store_max) && stats.nnz < kNnzSplitRowStores;
+}
+
 MultiPhaseWindow multi_phase_window(const sparse::RowStats& stats, const Tuning& tuning) {
   if (tuning.fit_window && stats.nnz >= kNnzLarge && stats.column_spread < kBandedSpread)
     return {kBandedItems, kBandedIterations};
@@ -99,6 +110,8 @@ template <class T>
 SpmvPlan<T>::SpmvPlan(ScheduleKind kind, sparse::CsrView<T> a, const sparse::RowStats& stats, int sm_count, const Tuning& tuning)
     : kind_(kind), a_(a) {
   using balance::ScheduleKind;
+  // Before any launch: a bad knob is an error, not a wasted partition pass.
+  config_.split_row_stores = stores_split_rows(stats, tuning) && kind == ScheduleKind::multi_phase;
   auto& p = config_.params;
   p = balance::default_params<index_t>(kind, stats.mean, stats.stddev);
   p.items_per_thread = tuning.items_per_thread;
@@ -162,14 +175,6 @@ SpmvPlan<T>::SpmvPlan(ScheduleKind kind, sparse::CsrView<T> a, const sparse::Row
         << max_shared << ": lower the items per thread or the iterations";
     throw InputError(std::string(balance::name(kind)), why.str());
   }
-  if (tuning.split_row_store_max > split_row_store_limit)
-    throw InputError("split_row_store_max", std::to_string(tuning.split_row_store_max) + " is above the limit of " +
-                                                std::to_string(split_row_store_limit) +
-                                                " (the shared-memory window holds no longer rows); use 0 to " +
-                                                std::to_string(split_row_store_limit));
-  config_.split_row_stores = kind == ScheduleKind::multi_phase && tuning.split_row_store_max > 0 && stats.empty_rows == 0 &&
-                             stats.max <= static_cast<std::int64_t>(tuning.split_row_store_max) &&
-                             nnz < kNnzSplitRowStores;
   config_.zero_output = [&] {
     if (config_.split_row_stores) return false;
     switch (kind) {

@@ -2,7 +2,11 @@
 // heuristic"), one case per rule.
 #include "spmv.hpp"
 
+#include <apiary/error.hpp>
+
 #include <catch2/catch.hpp>
+
+#include <string>
 
 using apiary::balance::ScheduleKind;
 using apiary::spmv::select_schedule;
@@ -83,4 +87,39 @@ TEST_CASE("multi-phase takes one window of 11 items per thread on large banded m
   CHECK(multi_phase_window(banded(medium), fit).items_per_thread == fit.items_per_thread);
   CHECK(multi_phase_window(banded(large), given).items_per_thread == given.items_per_thread);
   CHECK(multi_phase_window(banded(large), given).iterations == given.iterations);
+}
+
+TEST_CASE("multi-phase stores split rows itself on small matrices of short non-empty rows", "[spmv][selector]") {
+  using apiary::spmv::split_row_store_limit;
+  using apiary::spmv::stores_split_rows;
+  using apiary::spmv::Tuning;
+  auto rows_up_to = [](std::int64_t max, std::int64_t nnz, std::int64_t empty) {
+    apiary::sparse::RowStats s = shape(nnz / 8, 8, 1, max);
+    s.nnz = nnz;
+    s.empty_rows = empty;
+    return s;
+  };
+  const Tuning tuning;
+  CHECK(tuning.split_row_store_max == split_row_store_limit);
+  CHECK(stores_split_rows(rows_up_to(64, 1'000'000, 0), tuning));
+  CHECK_FALSE(stores_split_rows(rows_up_to(65, 1'000'000, 0), tuning));     // a row too long
+  CHECK_FALSE(stores_split_rows(rows_up_to(8, 1'000'000, 1), tuning));      // an empty row: nobody would write it
+  CHECK(stores_split_rows(rows_up_to(8, 4'999'999, 0), tuning));
+  CHECK_FALSE(stores_split_rows(rows_up_to(8, 5'000'000, 0), tuning));      // large: the clear and atomics
+  Tuning off;
+  off.split_row_store_max = 0;
+  CHECK_FALSE(stores_split_rows(rows_up_to(8, 1'000'000, 0), off));
+  Tuning shorter;
+  shorter.split_row_store_max = 16;
+  CHECK_FALSE(stores_split_rows(rows_up_to(17, 1'000'000, 0), shorter));
+  CHECK(stores_split_rows(rows_up_to(16, 1'000'000, 0), shorter));
+  Tuning beyond;
+  beyond.split_row_store_max = split_row_store_limit + 1;
+  try {
+    stores_split_rows(rows_up_to(8, 1'000'000, 0), beyond);
+    FAIL("a split_row_store_max above the limit was accepted");
+  } catch (const apiary::InputError& e) {
+    CHECK(std::string(e.what()).find("split_row_store_max") != std::string::npos);
+    CHECK(std::string(e.what()).find("64") != std::string::npos);
+  }
 }
